@@ -1,0 +1,85 @@
+/* The conformance suite's shared declarations: clause registry, test list,
+ * skip and divergence reporting. Tests include this and nothing of the
+ * runner's internals. */
+#ifndef RDMACHECK_SUITE_H
+#define RDMACHECK_SUITE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+/* Clause ids: one per documented rule, declared once in clauses.def. */
+enum rc_clause_id {
+#define CLAUSE(id, function, source, text, upstream, note) CL_##id,
+#include <clauses.def>
+#undef CLAUSE
+	CL__COUNT
+};
+
+struct rc_clause {
+	const char *id;       /* "DST_PORT_NO_REMOTE" */
+	const char *function; /* "rdma_get_dst_port" */
+	const char *source;   /* where the rule is written: "man rdma_get_dst_port(3)" */
+	const char *text;     /* the rule, as the source states it */
+	const char *upstream; /* NULL, or what upstream does where it differs */
+	const char *note;     /* NULL, or why the two differ and what the test checks */
+};
+
+extern const struct rc_clause rc_clauses[CL__COUNT];
+
+/* Tests: declared once in tests.def as TEST(function__condition, CLAUSE_ID). */
+#define TEST(name, clause) void name(void **state);
+#include <tests.def>
+#undef TEST
+
+struct rc_test {
+	const char *name;
+	void (*fn)(void **state);
+	enum rc_clause_id clause;
+};
+
+extern const struct rc_test rc_tests[];
+extern const size_t rc_test_count;
+
+/* Skip the running test with a one-line reason ("rdma_create_event_channel:
+ * No such device", "mock-only: observes the fabric"). Never returns. A reason
+ * starting "capability:" names a device capability the run lacks; under
+ * --strict such a skip is a failure. */
+void rc_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define RC_SKIP(...)                   \
+	do {                           \
+		rc_note_skip(__VA_ARGS__); \
+		skip();                \
+	} while (0)
+
+/* For a clause whose upstream behaviour differs from its documentation: the
+ * test asserts what upstream does, and reports here whether the documented
+ * expectation held too. If it held, the divergence is reported as stale. */
+void rc_note_documented(bool held);
+
+/* Which library the binary runs on: "mock" when librdmamock is loaded,
+ * "real" otherwise. Mock-only checks use rc_require_mock(). */
+bool rc_backend_is_mock(void);
+const char *rc_backend_name(void);
+#define rc_require_mock(why)                                         \
+	do {                                                         \
+		if (!rc_backend_is_mock())                           \
+			RC_SKIP("mock-only: %s", (why));             \
+	} while (0)
+
+/* Run fn in a forked child and report how it ended: the signal number that
+ * killed it (0 if it exited), its exit code (-1 if killed; 0 if fn returned)
+ * and the first non-blank line it wrote to stderr, trimmed. A child still
+ * running after 10 s is killed (signal 9). Used to check calls that upstream
+ * crashes on and the mock aborts on. */
+struct rc_crash {
+	int signal;
+	int exit_code;
+	char message[256];
+};
+void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out);
+
+#endif

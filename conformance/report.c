@@ -1,0 +1,511 @@
+/* The reports: TAP for prove, one JUnit XML document, the results TSV, and
+ * the Markdown clause matrix merged from results TSV files. Every writer
+ * leaves errors to the stream's error flag; the caller checks it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+const char *rc_verdict_name(enum rc_verdict v)
+{
+	static const char *const names[] = {
+		[RC_PASS] = "pass", [RC_FAIL] = "fail", [RC_SKIPPED] = "skip",
+	};
+	return names[v];
+}
+
+const char *rc_documented_name(enum rc_documented d)
+{
+	static const char *const names[] = {
+		[RC_DOC_UNREPORTED] = "-", [RC_DOC_HELD] = "held",
+		[RC_DOC_NOT_HELD] = "not-held",
+	};
+	return names[d];
+}
+
+static int stream_status(FILE *f)
+{
+	return ferror(f) ? -1 : 0;
+}
+
+static void count_verdicts(const struct rc_run *run, size_t counts[3])
+{
+	counts[RC_PASS] = counts[RC_FAIL] = counts[RC_SKIPPED] = 0;
+	for (size_t i = 0; i < run->count; i++)
+		counts[run->results[i].verdict]++;
+}
+
+/* ------------------------------------------------------------ TAP */
+
+static void tap_diagnostics(FILE *f, const char *text)
+{
+	while (*text) {
+		int len = (int)strcspn(text, "\n");
+
+		fprintf(f, "# %.*s\n", len, text);
+		text += len + (text[len] == '\n');
+	}
+}
+
+int rc_write_tap(FILE *f, const struct rc_run *run)
+{
+	fprintf(f, "TAP version 13\n1..%zu\n", run->count);
+	for (size_t i = 0; i < run->count; i++) {
+		const struct rc_result *r = &run->results[i];
+		size_t n = i + 1;
+
+		if (r->verdict == RC_PASS) {
+			fprintf(f, "ok %zu - %s\n", n, r->test->name);
+		} else if (r->verdict == RC_SKIPPED) {
+			fprintf(f, "ok %zu - %s # SKIP %s\n", n, r->test->name,
+				r->reason);
+		} else {
+			fprintf(f, "not ok %zu - %s\n# %s\n# clause %s\n", n,
+				r->test->name, r->reason,
+				rc_clauses[r->test->clause].id);
+			tap_diagnostics(f, r->output);
+		}
+		if (r->documented != RC_DOC_UNREPORTED)
+			fprintf(f, "# documented rule: %s\n",
+				rc_documented_name(r->documented));
+	}
+	fprintf(f, "# backend %s, binary %s\n", run->backend, run->binary);
+	return stream_status(f);
+}
+
+/* ------------------------------------------------------------ JUnit XML */
+
+/* Length of the UTF-8 sequence at s if it encodes a character XML 1.0
+ * allows, else 0. ASCII is left to the caller. */
+static size_t xml_utf8_len(const unsigned char *s)
+{
+	size_t len;
+	unsigned long cp;
+
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		len = 2, cp = s[0] & 0x1F;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		len = 3, cp = s[0] & 0x0F;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) ||
+	    cp == 0xFFFE || cp == 0xFFFF)
+		return 0;
+	return len;
+}
+
+/* Escapes markup; drops control characters XML 1.0 forbids and replaces
+ * malformed UTF-8 with U+FFFD, since captured output can hold any byte. In
+ * attributes, whitespace is escaped so that it survives normalisation. */
+static void xml_put(FILE *f, const char *text, bool attribute)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	while (*s) {
+		size_t len;
+
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		case '\r': fputs("&#13;", f); break;
+		case '\n': fputs(attribute ? "&#10;" : "\n", f); break;
+		case '\t': fputs(attribute ? "&#9;" : "\t", f); break;
+		default:
+			if (*s >= 0x80) {
+				len = xml_utf8_len(s);
+				if (len) {
+					fwrite(s, 1, len, f);
+					s += len;
+					continue;
+				}
+				fputs("\xEF\xBF\xBD", f);
+			} else if (*s >= 0x20) {
+				fputc(*s, f);
+			}
+		}
+		s++;
+	}
+}
+
+static void junit_testcase(FILE *f, const struct rc_run *run,
+			   const struct rc_result *r)
+{
+	const struct rc_clause *c = &rc_clauses[r->test->clause];
+
+	fputs("    <testcase classname=\"", f);
+	xml_put(f, run->backend, true);
+	fputc('.', f);
+	xml_put(f, c->function, true);
+	fprintf(f, "\" name=\"%s\" time=\"%.3f\">\n", r->test->name,
+		r->seconds);
+	if (r->verdict == RC_FAIL) {
+		fputs("      <failure message=\"", f);
+		xml_put(f, r->reason, true);
+		fputs("\">clause ", f);
+		xml_put(f, c->id, false);
+		fputs(": ", f);
+		xml_put(f, c->text, false);
+		fputs("\n", f);
+		xml_put(f, r->output, false);
+		fputs("</failure>\n", f);
+	} else if (r->verdict == RC_SKIPPED) {
+		fputs("      <skipped message=\"", f);
+		xml_put(f, r->reason, true);
+		fputs("\"/>\n", f);
+	}
+	if (r->verdict != RC_FAIL && r->output[0]) {
+		fputs("      <system-out>", f);
+		xml_put(f, r->output, false);
+		fputs("</system-out>\n", f);
+	}
+	fputs("    </testcase>\n", f);
+}
+
+int rc_write_junit(FILE *f, const struct rc_run *run)
+{
+	size_t counts[3];
+
+	count_verdicts(run, counts);
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+	fprintf(f, "<testsuites name=\"rdmacheck\" tests=\"%zu\" "
+		"failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\">\n",
+		run->count, counts[RC_FAIL], counts[RC_SKIPPED], run->seconds);
+	fputs("  <testsuite name=\"rdmacheck-", f);
+	xml_put(f, run->backend, true);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+		"skipped=\"%zu\" time=\"%.3f\">\n",
+		run->count, counts[RC_FAIL], counts[RC_SKIPPED], run->seconds);
+	for (size_t i = 0; i < run->count; i++)
+		junit_testcase(f, run, &run->results[i]);
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	return stream_status(f);
+}
+
+/* ------------------------------------------------------------ results TSV */
+
+#define RESULTS_HEADER "# rdmacheck results backend="
+
+/* A TSV field: tabs and line breaks would split the record. */
+static void tsv_put(FILE *f, const char *text)
+{
+	for (; *text; text++)
+		fputc(strchr("\t\r\n", *text) ? ' ' : *text, f);
+}
+
+int rc_write_results(FILE *f, const struct rc_run *run)
+{
+	fprintf(f, RESULTS_HEADER "%s\n", run->backend);
+	for (size_t i = 0; i < run->count; i++) {
+		const struct rc_result *r = &run->results[i];
+
+		fprintf(f, "%s\t%s\t%s\t%s\t", r->test->name,
+			rc_clauses[r->test->clause].id,
+			rc_verdict_name(r->verdict),
+			rc_documented_name(r->documented));
+		tsv_put(f, r->verdict == RC_PASS ? "" : r->reason);
+		fputc('\n', f);
+	}
+	return stream_status(f);
+}
+
+/* ------------------------------------------------------------ matrix */
+
+/* One clause's tests in one results file. */
+struct cell {
+	unsigned pass, fail, skip;
+	unsigned held; /* run (not skipped) tests whose documented rule held */
+	char first_skip[RC_REASON_MAX];
+};
+
+struct column_data {
+	const struct rc_column *column;
+	char backend[64];
+	struct cell *cells; /* CL__COUNT, registry order */
+};
+
+static int find_clause(const char *id)
+{
+	for (int i = 0; i < CL__COUNT; i++)
+		if (!strcmp(rc_clauses[i].id, id))
+			return i;
+	return -1;
+}
+
+static int parse_verdict(const char *s)
+{
+	for (int v = RC_PASS; v <= RC_SKIPPED; v++)
+		if (!strcmp(s, rc_verdict_name(v)))
+			return v;
+	return -1;
+}
+
+static int parse_documented(const char *s)
+{
+	for (int d = RC_DOC_UNREPORTED; d <= RC_DOC_NOT_HELD; d++)
+		if (!strcmp(s, rc_documented_name(d)))
+			return d;
+	return -1;
+}
+
+/* Adds one "test clause verdict documented reason" record to its cell.
+ * Returns an error message, or NULL. */
+static const char *add_record(char *line, struct column_data *d,
+			      const char **bad_clause)
+{
+	char *field[5];
+	struct cell *c;
+	int clause, verdict, documented;
+
+	for (int i = 0; i < 5; i++) {
+		field[i] = strsep(&line, "\t");
+		if (!field[i])
+			return "expected 5 tab-separated fields";
+	}
+	clause = find_clause(field[1]);
+	if (clause < 0) {
+		*bad_clause = field[1];
+		return "clause is not in this binary's registry";
+	}
+	verdict = parse_verdict(field[2]);
+	documented = parse_documented(field[3]);
+	if (verdict < 0)
+		return "verdict is not pass, fail or skip";
+	if (documented < 0)
+		return "documented is not -, held or not-held";
+	c = &d->cells[clause];
+	if (verdict == RC_PASS)
+		c->pass++;
+	else if (verdict == RC_FAIL)
+		c->fail++;
+	else if (!c->skip++)
+		snprintf(c->first_skip, sizeof(c->first_skip), "%s", field[4]);
+	if (verdict != RC_SKIPPED && documented == RC_DOC_HELD)
+		c->held++;
+	return NULL;
+}
+
+static int load_results(struct column_data *d)
+{
+	const char *path = d->column->path;
+	const char *problem = NULL, *bad_clause = NULL;
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	bool ok;
+
+	if (!f) {
+		fprintf(stderr, "rdmacheck: --column %s: cannot open %s: %s\n",
+			d->column->name, path, strerror(errno));
+		return -1;
+	}
+	while (!problem && (len = getline(&line, &cap, f)) >= 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (++lineno == 1) {
+			if (strncmp(line, RESULTS_HEADER, strlen(RESULTS_HEADER)))
+				problem = "not an rdmacheck results file "
+					  "(no '" RESULTS_HEADER "' line)";
+			else
+				snprintf(d->backend, sizeof(d->backend), "%s",
+					 line + strlen(RESULTS_HEADER));
+		} else if (line[0] && line[0] != '#') {
+			problem = add_record(line, d, &bad_clause);
+		}
+	}
+	if (!problem && ferror(f))
+		fprintf(stderr, "rdmacheck: cannot read %s: %s\n", path,
+			strerror(errno));
+	else if (!problem && lineno == 0)
+		fprintf(stderr, "rdmacheck: %s: empty, not a results file\n", path);
+	else if (problem && bad_clause)
+		fprintf(stderr, "rdmacheck: %s:%zu: %s: %s\n", path, lineno,
+			bad_clause, problem);
+	else if (problem)
+		fprintf(stderr, "rdmacheck: %s:%zu: %s\n", path, lineno, problem);
+	ok = !problem && !ferror(f) && lineno > 0;
+	free(line);
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* Markdown text: '<' would open an HTML tag; in a table cell a pipe would
+ * end the cell and a newline the row. */
+static void md_put(FILE *f, const char *text, bool in_table)
+{
+	for (; text && *text; text++) {
+		if (*text == '<')
+			fputs("&lt;", f);
+		else if (*text == '|' && in_table)
+			fputs("\\|", f);
+		else if ((*text == '\n' || *text == '\r') && in_table)
+			fputc(' ', f);
+		else
+			fputc(*text, f);
+	}
+}
+
+static void md_cell(FILE *f, const char *text)
+{
+	fputc(' ', f);
+	md_put(f, text, true);
+	fputs(" |", f);
+}
+
+static void cell_text(const struct cell *c, bool divergent, char *dst,
+		      size_t size)
+{
+	unsigned total = c->pass + c->fail + c->skip, run = c->pass + c->fail;
+	int n;
+
+	if (total == 0)
+		n = snprintf(dst, size, "—");
+	else if (c->fail)
+		n = snprintf(dst, size, "FAIL (%u/%u)", c->fail, total);
+	else if (!c->pass)
+		n = snprintf(dst, size, "skip: %s", c->first_skip);
+	else if (c->skip)
+		n = snprintf(dst, size, "pass (%u/%u, %u skip)", c->pass, total,
+			     c->skip);
+	else
+		n = snprintf(dst, size, "pass");
+	if (divergent && run && c->held == run && n >= 0 && (size_t)n < size)
+		snprintf(dst + n, size - n, "; documented holds → stale divergence");
+}
+
+static void matrix_row(FILE *f, int clause, const struct column_data *cols,
+		       size_t ncols)
+{
+	const struct rc_clause *c = &rc_clauses[clause];
+	char text[RC_REASON_MAX + 128];
+
+	fprintf(f, "| `%s` |", c->id);
+	md_cell(f, c->function);
+	md_cell(f, c->source);
+	md_cell(f, c->text);
+	for (size_t i = 0; i < ncols; i++) {
+		cell_text(&cols[i].cells[clause], c->upstream != NULL, text,
+			  sizeof(text));
+		md_cell(f, text);
+	}
+	fputc(' ', f);
+	if (c->upstream)
+		fputs("diverges from the documentation: ", f);
+	md_put(f, c->note ? c->note : c->upstream, true);
+	fputs(" |\n", f);
+}
+
+static void matrix_divergence(FILE *f, const struct rc_clause *c)
+{
+	fprintf(f, "\n### `%s` (", c->id);
+	md_put(f, c->function, false);
+	fputs(")\n\n- Documented (", f);
+	md_put(f, c->source, false);
+	fputs("): ", f);
+	md_put(f, c->text, false);
+	fputs("\n- Upstream: ", f);
+	md_put(f, c->upstream, false);
+	fputs("\n- Note: ", f);
+	md_put(f, c->note ? c->note : "none", false);
+	fputc('\n', f);
+}
+
+static void matrix_divergences(FILE *f)
+{
+	bool any = false;
+
+	fputs("\n## Divergences\n", f);
+	for (int i = 0; i < CL__COUNT; i++) {
+		if (!rc_clauses[i].upstream)
+			continue;
+		any = true;
+		matrix_divergence(f, &rc_clauses[i]);
+	}
+	if (!any)
+		fputs("\nNo clause diverges from its documentation.\n", f);
+}
+
+static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols)
+{
+	fputs("# rdmacheck clause matrix\n\nColumns:", f);
+	for (size_t i = 0; i < ncols; i++) {
+		fprintf(f, "%s ", i ? "," : "");
+		md_put(f, cols[i].column->name, false);
+		fputs(" (", f);
+		md_put(f, cols[i].column->path, false);
+		fputs(", backend ", f);
+		md_put(f, cols[i].backend, false);
+		fputc(')', f);
+	}
+	fputs(".\n\n| Clause | Function | Source | Rule |", f);
+	for (size_t i = 0; i < ncols; i++)
+		md_cell(f, cols[i].column->name);
+	fputs(" Notes |\n|---|---|---|---|", f);
+	for (size_t i = 0; i < ncols; i++)
+		fputs("---|", f);
+	fputs("---|\n", f);
+	for (int i = 0; i < CL__COUNT; i++)
+		matrix_row(f, i, cols, ncols);
+	matrix_divergences(f);
+}
+
+static int matrix_output(const char *out_path, const struct column_data *cols,
+			 size_t ncols)
+{
+	bool to_stdout = !strcmp(out_path, "-");
+	FILE *f = to_stdout ? stdout : fopen(out_path, "w");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "rdmacheck: cannot open %s: %s\n", out_path,
+			strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	matrix_write(f, cols, ncols);
+	rc = ferror(f) ? -1 : 0;
+	if ((to_stdout ? fflush(f) : fclose(f)) != 0)
+		rc = -1;
+	if (rc)
+		fprintf(stderr, "rdmacheck: cannot write %s: %s\n",
+			to_stdout ? "stdout" : out_path,
+			strerror(errno ? errno : EIO));
+	return rc;
+}
+
+int rc_write_matrix(const char *out_path, const struct rc_column *columns,
+		    size_t ncolumns)
+{
+	struct column_data *cols = calloc(ncolumns, sizeof(*cols));
+	int rc = 0;
+
+	for (size_t i = 0; cols && i < ncolumns && !rc; i++) {
+		cols[i].column = &columns[i];
+		cols[i].cells = calloc(CL__COUNT + 1, sizeof(struct cell));
+		rc = cols[i].cells ? load_results(&cols[i]) : -1;
+		if (!cols[i].cells)
+			fputs("rdmacheck: out of memory\n", stderr);
+	}
+	if (!cols) {
+		fputs("rdmacheck: out of memory\n", stderr);
+		rc = -1;
+	}
+	if (!rc)
+		rc = matrix_output(out_path, cols, ncolumns);
+	for (size_t i = 0; cols && i < ncolumns; i++)
+		free(cols[i].cells);
+	free(cols);
+	return rc;
+}

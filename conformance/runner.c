@@ -1,0 +1,844 @@
+/* The suite runner: selects tests, runs each alone in a forked child under a
+ * timeout, classifies how it ended, prints a line per test and writes the
+ * TAP, JUnit and results reports; or, with --matrix, merges results files
+ * into the clause matrix. Modelled on libuv's test runner. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#define EXIT_USAGE 2
+#define OUTPUT_MAX (1024 * 1024) /* captured output kept per test */
+#define RUN_CHILD_TIMEOUT_MS 10000
+#define GRACE_MS 1000 /* for pipes to close once the child has exited */
+#define POLL_SLICE_MS 100
+
+struct options {
+	const char **globs;
+	size_t nglobs;
+	const char *tap, *junit, *results, *matrix;
+	struct rc_column *columns;
+	size_t ncolumns;
+	unsigned timeout;
+	bool list, verbose, strict;
+};
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"  --list            list the tests and the clause each checks\n"
+		"  -t GLOB           run only tests whose name matches (repeatable)\n"
+		"  --timeout SEC     per-test timeout (default 30)\n"
+		"  -v                print every test's output, not only failures'\n"
+		"  --strict          a skip for a missing capability is a failure\n"
+		"  --tap FILE        write TAP\n"
+		"  --junit FILE      write JUnit XML\n"
+		"  --results FILE    write results TSV (input of --matrix)\n"
+		"  --matrix OUT.md --column NAME=RESULTS.tsv [--column ...]\n"
+		"                    run nothing; merge results into the clause\n"
+		"                    matrix (OUT.md '-' is stdout)\n"
+		"exit: 0 all passed or skipped, 1 a test failed, 2 usage or I/O error\n",
+		prog);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		fputs("rdmacheck: out of memory\n", stderr);
+		exit(EXIT_USAGE);
+	}
+	return p;
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (!p) {
+		fputs("rdmacheck: out of memory\n", stderr);
+		exit(EXIT_USAGE);
+	}
+	return p;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------ options */
+
+static bool parse_timeout(const char *s, unsigned *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 86400)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+static bool parse_column(char *spec, struct rc_column *c)
+{
+	char *eq = strchr(spec, '=');
+
+	if (!eq || eq == spec || !eq[1])
+		return false;
+	*eq = '\0';
+	c->name = spec;
+	c->path = eq + 1;
+	return true;
+}
+
+/* Returns -1 to go on, or the exit code (0 after --help, 2 on an error). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_LIST = 256, OPT_TAP, OPT_JUNIT, OPT_RESULTS, OPT_TIMEOUT,
+	       OPT_STRICT, OPT_MATRIX, OPT_COLUMN };
+	static const struct option longopts[] = {
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ "tap", required_argument, NULL, OPT_TAP },
+		{ "junit", required_argument, NULL, OPT_JUNIT },
+		{ "results", required_argument, NULL, OPT_RESULTS },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "matrix", required_argument, NULL, OPT_MATRIX },
+		{ "column", required_argument, NULL, OPT_COLUMN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct options){ .timeout = 30 };
+	o->globs = xcalloc(argc, sizeof(*o->globs));
+	o->columns = xcalloc(argc, sizeof(*o->columns));
+	while ((c = getopt_long(argc, argv, "t:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': o->globs[o->nglobs++] = optarg; break;
+		case 'v': o->verbose = true; break;
+		case 'h': usage(stdout, argv[0]); return 0;
+		case OPT_LIST: o->list = true; break;
+		case OPT_TAP: o->tap = optarg; break;
+		case OPT_JUNIT: o->junit = optarg; break;
+		case OPT_RESULTS: o->results = optarg; break;
+		case OPT_STRICT: o->strict = true; break;
+		case OPT_MATRIX: o->matrix = optarg; break;
+		case OPT_TIMEOUT:
+			if (!parse_timeout(optarg, &o->timeout)) {
+				fprintf(stderr, "%s: --timeout wants whole seconds "
+					"(1..86400), not '%s'\n", argv[0], optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_COLUMN:
+			if (!parse_column(optarg, &o->columns[o->ncolumns++])) {
+				fprintf(stderr, "%s: --column wants NAME=RESULTS.tsv, "
+					"not '%s'\n", argv[0], optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		default: /* getopt has named the option */
+			fprintf(stderr, "try '%s --help'\n", argv[0]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'; try '%s --help'\n",
+			argv[0], argv[optind], argv[0]);
+		return EXIT_USAGE;
+	}
+	if (!o->matrix != !o->ncolumns) {
+		fprintf(stderr, "%s: --matrix and --column go together\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Registry order, filtered by the -t globs; a glob matching nothing is a
+ * usage error (a typo must not pass as an empty, green run). */
+static int select_tests(const struct options *o, const struct rc_test **sel,
+			size_t *nsel)
+{
+	*nsel = 0;
+	for (size_t i = 0; i < rc_test_count; i++) {
+		bool take = o->nglobs == 0;
+
+		for (size_t g = 0; g < o->nglobs && !take; g++)
+			take = fnmatch(o->globs[g], rc_tests[i].name, 0) == 0;
+		if (take)
+			sel[(*nsel)++] = &rc_tests[i];
+	}
+	for (size_t g = 0; g < o->nglobs; g++) {
+		bool any = false;
+
+		for (size_t i = 0; i < rc_test_count && !any; i++)
+			any = fnmatch(o->globs[g], rc_tests[i].name, 0) == 0;
+		if (!any) {
+			fprintf(stderr, "rdmacheck: -t '%s' matches no test "
+				"(see --list)\n", o->globs[g]);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static void print_list(const struct rc_test **sel, size_t n)
+{
+	int width = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(sel[i]->name) > width)
+			width = (int)strlen(sel[i]->name);
+	for (size_t i = 0; i < n; i++)
+		printf("%-*s  %s\n", width, sel[i]->name,
+		       rc_clauses[sel[i]->clause].id);
+}
+
+/* ------------------------------------------------------------ the child */
+
+/* The child's end of the notes pipe; -1 where nobody listens. Notes are one
+ * line each, "kind<TAB>text", short enough for one atomic pipe write. */
+static int notes_fd = -1;
+static const struct rc_test *child_test;
+
+static void note_write(const char *kind, const char *text)
+{
+	char line[RC_REASON_MAX + 32];
+	int n;
+
+	if (notes_fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%s\t%s\n", kind, text);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	while (write(notes_fd, line, n) < 0 && errno == EINTR)
+		;
+}
+
+static void flatten_line(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r' || *s == '\t')
+			*s = ' ';
+}
+
+void rc_note_skip(const char *fmt, ...)
+{
+	char reason[RC_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	flatten_line(reason);
+	note_write("skip", reason);
+}
+
+void rc_note_documented(bool held)
+{
+	note_write("documented", held ? "held" : "not-held");
+}
+
+/* cmocka catches these and turns a crash into an ordinary failure; restore
+ * the defaults so the kernel ends the child and the parent sees the signal. */
+static void restore_crash_signals(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS,
+				    SIGABRT };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+}
+
+/* What cmocka runs: the test, then a note that its body returned, which
+ * tells a pass from a skip (cmocka reports both as success). */
+static void run_child_test(void **state)
+{
+	restore_crash_signals();
+	child_test->fn(state);
+	note_write("completed", "");
+}
+
+/* The one call into cmocka's runner, kept here because its API changes in
+ * cmocka 2.0. Returns the number of failed tests. */
+static int cmocka_run_one(const char *name, CMUnitTestFunction fn)
+{
+	const struct CMUnitTest one[1] = { { .name = name, .test_func = fn } };
+
+	cmocka_set_message_output(CM_OUTPUT_STDOUT);
+	return _cmocka_run_group_tests("rdmacheck", one, 1, NULL, NULL);
+}
+
+static _Noreturn void child_main(const struct rc_test *t, pid_t runner,
+				 int out_fd, int note_fd)
+{
+	int devnull = open("/dev/null", O_RDONLY);
+	char failed_text[16];
+	int failed;
+
+	setpgid(0, 0); /* a group of its own, so a timeout kills all of it */
+	/* out of the runner's group, so die with the runner instead */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != runner)
+		_exit(1);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (devnull >= 0)
+		dup2(devnull, STDIN_FILENO);
+	dup2(out_fd, STDOUT_FILENO);
+	dup2(out_fd, STDERR_FILENO);
+	setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose output */
+	notes_fd = note_fd;
+	child_test = t;
+	failed = cmocka_run_one(t->name, run_child_test);
+	snprintf(failed_text, sizeof(failed_text), "%d", failed);
+	note_write("finished", failed_text);
+	exit(failed ? 1 : 0); /* not _exit: atexit reports (a leak ledger) run */
+}
+
+/* ------------------------------------------------------------ the parent */
+
+struct buf {
+	char *data;
+	size_t len;
+	bool truncated;
+};
+
+static void buf_append(struct buf *b, const char *p, size_t n)
+{
+	if (b->len + n > OUTPUT_MAX) {
+		n = OUTPUT_MAX - b->len;
+		b->truncated = true;
+	}
+	b->data = xrealloc(b->data, b->len + n + 1);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+struct pipe_in {
+	int fd;
+	struct buf *buf;
+};
+
+static void read_ready(struct pipe_in *in)
+{
+	char chunk[4096];
+	ssize_t r = read(in->fd, chunk, sizeof(chunk));
+
+	if (r > 0) {
+		buf_append(in->buf, chunk, (size_t)r);
+	} else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(in->fd);
+		in->fd = -1;
+	}
+}
+
+/* waitpid that never leaves *status unset: a child we cannot wait for is
+ * reported as having exited 255. */
+static bool reap(pid_t pid, int *status, int flags)
+{
+	pid_t r;
+
+	while ((r = waitpid(pid, status, flags)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		*status = W_EXITCODE(255, 0);
+	return r != 0;
+}
+
+static bool any_open(const struct pipe_in *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (in[i].fd >= 0)
+			return true;
+	return false;
+}
+
+/* Waits up to left_s (at most a slice) for the open pipes and reads what is
+ * ready. Once they are closed the child is exiting: check back soon. */
+static void pump_pipes(struct pipe_in *in, size_t n, double left_s)
+{
+	struct pollfd pfd[2];
+	struct pipe_in *open_in[2];
+	size_t nopen = 0;
+	int ms;
+
+	for (size_t i = 0; i < n && nopen < 2; i++) {
+		if (in[i].fd < 0)
+			continue;
+		pfd[nopen] = (struct pollfd){ .fd = in[i].fd, .events = POLLIN };
+		open_in[nopen++] = &in[i];
+	}
+	ms = nopen ? POLL_SLICE_MS : 1;
+	if (left_s * 1000 < ms)
+		ms = (int)(left_s * 1000) + 1;
+	if (poll(pfd, nopen, ms) <= 0)
+		return;
+	for (size_t i = 0; i < nopen; i++)
+		if (pfd[i].revents)
+			read_ready(open_in[i]);
+}
+
+/* Reads the child's pipes (at most two) until it has exited and they are
+ * closed. When timeout_ms passes first, kills `target` (the child, or minus
+ * its process group) with SIGKILL and returns true. */
+static bool collect_child(pid_t pid, pid_t target, struct pipe_in *in,
+			  size_t n, long timeout_ms, int *status)
+{
+	double deadline = now_seconds() + timeout_ms / 1000.0, left;
+	bool reaped = false, killed = false;
+
+	for (;;) {
+		if (!reaped && reap(pid, status, WNOHANG)) {
+			reaped = true;
+			deadline = now_seconds() + GRACE_MS / 1000.0;
+			if (target < 0) /* stragglers left in its group */
+				kill(target, SIGKILL);
+		}
+		if (reaped && !any_open(in, n))
+			break;
+		left = deadline - now_seconds();
+		if (left <= 0 && reaped)
+			break; /* an escaped process holds a pipe: stop reading */
+		if (left <= 0) {
+			kill(target, SIGKILL);
+			killed = true;
+			reap(pid, status, 0);
+			reaped = true;
+			deadline = now_seconds() + GRACE_MS / 1000.0;
+			continue;
+		}
+		pump_pipes(in, n, left);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (in[i].fd >= 0)
+			close(in[i].fd);
+	return killed;
+}
+
+/* What the child said on the notes pipe. */
+struct child_notes {
+	char skip[RC_REASON_MAX];
+	enum rc_documented documented;
+	bool completed, finished;
+	int failed;
+};
+
+static void apply_note(struct child_notes *n, const char *kind,
+		       const char *value)
+{
+	if (!strcmp(kind, "skip")) {
+		if (!n->skip[0])
+			snprintf(n->skip, sizeof(n->skip), "%s", value);
+	} else if (!strcmp(kind, "documented")) {
+		/* several observations AND together */
+		n->documented = !strcmp(value, "held") &&
+					n->documented != RC_DOC_NOT_HELD ?
+				RC_DOC_HELD : RC_DOC_NOT_HELD;
+	} else if (!strcmp(kind, "completed")) {
+		n->completed = true;
+	} else if (!strcmp(kind, "finished")) {
+		n->finished = true;
+		n->failed = atoi(value);
+	}
+}
+
+static void parse_notes(char *text, struct child_notes *n)
+{
+	char *save = NULL;
+
+	*n = (struct child_notes){ .documented = RC_DOC_UNREPORTED };
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+
+		if (tab)
+			*tab = '\0';
+		apply_note(n, line, tab ? tab + 1 : "");
+	}
+}
+
+/* cmocka's own framing around one test, which says nothing the verdict does
+ * not; its "[  ERROR   ]" and "[   LINE   ]" lines are kept. */
+static bool is_cmocka_framing(const char *line, size_t len)
+{
+	static const char *const prefixes[] = {
+		"[==========]", "[ RUN      ]", "[       OK ]", "[  PASSED  ]",
+		"[  FAILED  ]", "[  SKIPPED ]",
+	};
+	int count;
+	char word[16];
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (len >= 12 && !strncmp(line, prefixes[i], 12))
+			return true;
+	return sscanf(line, " %d %15s TEST(S)", &count, word) == 2 &&
+	       (!strcmp(word, "FAILED") || !strcmp(word, "SKIPPED"));
+}
+
+static char *tidy_output(const struct buf *raw)
+{
+	struct buf out = { 0 };
+	const char *p = raw->data ? raw->data : "";
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		bool blank = strspn(p, " \t\r") >= len;
+
+		if (!blank && !is_cmocka_framing(p, len)) {
+			buf_append(&out, p, len);
+			buf_append(&out, "\n", 1);
+		}
+		p += len + (nl != NULL);
+	}
+	if (raw->truncated)
+		buf_append(&out, "[output truncated]\n", 19);
+	if (!out.data)
+		buf_append(&out, "", 0);
+	return out.data;
+}
+
+/* A one-line summary of a failed assertion, "0x1 != 0x2 at file.c:20", from
+ * what cmocka 1.1.5 prints: "[  ERROR   ] --- <message>" then
+ * "[   LINE   ] --- <file:line>: error: Failure!"; fail_msg() instead prints
+ * "ERROR: <message>" and leaves the ERROR line's message empty. */
+static void assertion_summary(const char *output, char *dst, size_t size)
+{
+	static const char err[] = "[  ERROR   ] --- ", loc[] = "[   LINE   ] --- ";
+	const char *msg = strstr(output, err), *at = strstr(output, loc);
+	int msg_len, at_len;
+
+	if (msg)
+		msg += sizeof(err) - 1;
+	if (!msg || !strncmp(msg, loc, sizeof(loc) - 1)) {
+		msg = strstr(output, "ERROR: ");
+		if (msg && (msg == output || msg[-1] == '\n'))
+			msg += 7;
+		else
+			msg = "assertion failed";
+	}
+	msg_len = (int)strcspn(msg, "\n");
+	if (!at) {
+		snprintf(dst, size, "%.*s", msg_len, msg);
+		return;
+	}
+	at += sizeof(loc) - 1;
+	at_len = (int)strcspn(at, "\n");
+	if (strstr(at, ": error:") && strstr(at, ": error:") < at + at_len)
+		at_len = (int)(strstr(at, ": error:") - at);
+	snprintf(dst, size, "%.*s at %.*s", msg_len, msg, at_len, at);
+}
+
+static const char *signal_name(int sig)
+{
+	static char name[32];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(name, sizeof(name), "SIG%s", abbrev);
+	else
+		snprintf(name, sizeof(name), "signal %d", sig);
+	return name;
+}
+
+static void set_failed(struct rc_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_failed(struct rc_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->verdict = RC_FAIL;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+	flatten_line(r->reason);
+}
+
+/* How the test ended, from the most drastic ending down. */
+static void classify(struct rc_result *r, int status, bool timed_out,
+		     const struct child_notes *n, const struct options *o)
+{
+	const char *skip = n->skip[0] ? n->skip : "skipped without a reason";
+
+	r->documented = n->documented;
+	r->verdict = RC_FAIL;
+	if (timed_out) {
+		set_failed(r, "timed out after %u s", o->timeout);
+	} else if (WIFSIGNALED(status)) {
+		set_failed(r, "crashed: %s", signal_name(WTERMSIG(status)));
+	} else if (!n->finished) {
+		set_failed(r, "exited with status %d before the test finished",
+			   WEXITSTATUS(status));
+	} else if (n->failed) {
+		assertion_summary(r->output, r->reason, sizeof(r->reason));
+	} else if (WEXITSTATUS(status) != 0) {
+		set_failed(r, "exited with status %d after the test",
+			   WEXITSTATUS(status));
+	} else if (n->completed) {
+		r->verdict = RC_PASS;
+	} else if (o->strict && !strncmp(skip, "capability:", 11)) {
+		set_failed(r, "strict: %s", skip);
+	} else {
+		r->verdict = RC_SKIPPED;
+		snprintf(r->reason, sizeof(r->reason), "%s", skip);
+	}
+}
+
+/* The child running now, for the interrupt handler to take down with us. */
+static volatile sig_atomic_t running_child;
+
+static void on_interrupt(int sig)
+{
+	if (running_child > 0)
+		kill(-running_child, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void run_one_test(const struct rc_test *t, const struct options *o,
+			 struct rc_result *r)
+{
+	struct buf output = { 0 }, notes_text = { 0 };
+	struct child_notes notes;
+	int out[2], notes_pipe[2], status;
+	double start = now_seconds();
+	bool timed_out;
+	pid_t runner = getpid(), pid;
+
+	*r = (struct rc_result){ .test = t };
+	if (pipe2(out, O_CLOEXEC) || pipe2(notes_pipe, O_CLOEXEC)) {
+		set_failed(r, "runner: pipe: %s", strerror(errno));
+		r->output = tidy_output(&output);
+		return;
+	}
+	fflush(NULL); /* else the child would write our buffered output again */
+	pid = fork();
+	if (pid == 0) {
+		close(out[0]);
+		close(notes_pipe[0]);
+		child_main(t, runner, out[1], notes_pipe[1]);
+	}
+	close(out[1]);
+	close(notes_pipe[1]);
+	if (pid < 0) {
+		close(out[0]);
+		close(notes_pipe[0]);
+		set_failed(r, "runner: fork: %s", strerror(errno));
+		r->output = tidy_output(&output);
+		return;
+	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
+	running_child = pid;
+	timed_out = collect_child(pid, -pid,
+				  (struct pipe_in[]){ { out[0], &output },
+						      { notes_pipe[0], &notes_text } },
+				  2, o->timeout * 1000L, &status);
+	running_child = 0;
+	r->seconds = now_seconds() - start;
+	r->output = tidy_output(&output);
+	parse_notes(notes_text.data ? notes_text.data : (char[]){ "" }, &notes);
+	classify(r, status, timed_out, &notes, o);
+	free(output.data);
+	free(notes_text.data);
+}
+
+/* ------------------------------------------------------------ rc_run_child */
+
+static void first_line(const char *text, char *dst, size_t size)
+{
+	const char *p = text ? text : "";
+	size_t len;
+
+	p += strspn(p, " \t\r\n");
+	len = strcspn(p, "\n");
+	while (len > 0 && strchr(" \t\r", p[len - 1]))
+		len--;
+	snprintf(dst, size, "%.*s", (int)len, p);
+}
+
+void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out)
+{
+	struct buf err_text = { 0 };
+	int err[2], status;
+	pid_t pid;
+
+	*out = (struct rc_crash){ 0 };
+	if (pipe2(err, O_CLOEXEC))
+		fail_msg("rc_run_child: pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(err[0]);
+		dup2(err[1], STDERR_FILENO);
+		notes_fd = -1; /* its copy of cmocka must not report for the test */
+		restore_crash_signals();
+		fn(arg);
+		_exit(0);
+	}
+	close(err[1]);
+	if (pid < 0) {
+		close(err[0]);
+		fail_msg("rc_run_child: fork: %s", strerror(errno));
+	}
+	collect_child(pid, pid, &(struct pipe_in){ err[0], &err_text }, 1,
+		      RUN_CHILD_TIMEOUT_MS, &status);
+	out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	first_line(err_text.data, out->message, sizeof(out->message));
+	free(err_text.data);
+}
+
+/* ------------------------------------------------------------ the run */
+
+static void print_indented(const char *text)
+{
+	while (*text) {
+		int len = (int)strcspn(text, "\n");
+
+		printf("    %.*s\n", len, text);
+		text += len + (text[len] == '\n');
+	}
+}
+
+static void print_result(const struct rc_result *r, bool verbose)
+{
+	static const char *const doc_text[] = {
+		[RC_DOC_UNREPORTED] = "",
+		[RC_DOC_HELD] = " (documented rule held)",
+		[RC_DOC_NOT_HELD] = " (documented rule did not hold)",
+	};
+
+	if (r->verdict == RC_PASS)
+		printf("ok      %s%s\n", r->test->name, doc_text[r->documented]);
+	else
+		printf("%s    %s: %s%s\n", r->verdict == RC_FAIL ? "FAIL" : "skip",
+		       r->test->name, r->reason, doc_text[r->documented]);
+	if (r->verdict == RC_FAIL || verbose)
+		print_indented(r->output);
+	fflush(stdout);
+}
+
+static FILE *open_report(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fprintf(stderr, "rdmacheck: cannot open %s: %s\n", path,
+			strerror(errno));
+	return f;
+}
+
+/* Writes and closes one report; false (after saying why) if any of it
+ * failed. */
+static bool finish_report(FILE *f, const char *path,
+			  int (*write_report)(FILE *, const struct rc_run *),
+			  const struct rc_run *run)
+{
+	int wrote, closed;
+
+	if (!f)
+		return true;
+	errno = 0;
+	wrote = write_report(f, run);
+	if (wrote == 0 && ferror(f))
+		wrote = -1;
+	closed = fclose(f);
+	if (wrote == 0 && closed == 0)
+		return true;
+	fprintf(stderr, "rdmacheck: cannot write %s: %s\n", path,
+		strerror(errno ? errno : EIO));
+	return false;
+}
+
+static int run_suite(const struct options *o, const struct rc_test **sel,
+		     size_t n, const char *binary)
+{
+	FILE *tap = NULL, *junit = NULL, *results = NULL;
+	struct rc_result *res = xcalloc(n, sizeof(*res));
+	struct rc_run run = { .backend = rc_backend_name(), .binary = binary,
+			      .results = res, .count = n };
+	size_t counts[3] = { 0 };
+	double start = now_seconds();
+	bool reports_ok;
+
+	if ((o->tap && !(tap = open_report(o->tap))) ||
+	    (o->junit && !(junit = open_report(o->junit))) ||
+	    (o->results && !(results = open_report(o->results))))
+		return EXIT_USAGE;
+	signal(SIGINT, on_interrupt);
+	signal(SIGTERM, on_interrupt);
+	for (size_t i = 0; i < n; i++) {
+		run_one_test(sel[i], o, &res[i]);
+		counts[res[i].verdict]++;
+		print_result(&res[i], o->verbose);
+	}
+	run.seconds = now_seconds() - start;
+	printf("rdmacheck: backend %s, binary %s, %zu test%s in %.1f s\n",
+	       run.backend, binary, n, n == 1 ? "" : "s", run.seconds);
+	printf("%zu passed, %zu failed, %zu skipped\n", counts[RC_PASS],
+	       counts[RC_FAIL], counts[RC_SKIPPED]);
+	fflush(stdout);
+	reports_ok = finish_report(tap, o->tap, rc_write_tap, &run);
+	reports_ok &= finish_report(junit, o->junit, rc_write_junit, &run);
+	reports_ok &= finish_report(results, o->results, rc_write_results, &run);
+	for (size_t i = 0; i < n; i++)
+		free(res[i].output);
+	free(res);
+	if (!reports_ok)
+		return EXIT_USAGE;
+	return counts[RC_FAIL] ? 1 : 0;
+}
+
+static int run_or_list(const struct options *o, const char *binary)
+{
+	const struct rc_test **sel = xcalloc(rc_test_count, sizeof(*sel));
+	size_t n;
+	int rc = select_tests(o, sel, &n);
+
+	if (rc == 0 && o->list)
+		print_list(sel, n);
+	else if (rc == 0)
+		rc = run_suite(o, sel, n, binary);
+	free(sel);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int rc = parse_options(argc, argv, &o);
+
+	if (rc < 0 && o.matrix)
+		rc = rc_write_matrix(o.matrix, o.columns, o.ncolumns) ?
+			EXIT_USAGE : 0;
+	else if (rc < 0)
+		rc = run_or_list(&o, argv[0]);
+	free(o.globs);
+	free(o.columns);
+	return rc;
+}

@@ -1,0 +1,562 @@
+/* librdmacm's public calls for ids, channels and devices, in upstream's
+ * order of checks (librdmacm/cma.c), over the fabric. */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <infiniband/ib.h>
+
+#include "cm.h"
+
+#define LIB "rdmacm"
+
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cma_device *devices;
+
+/* ---------------------------------------------------------------- checks */
+
+struct cm_id *cm_id_of(struct rdma_cm_id *id, const char *call)
+{
+	struct cm_id *cid = (struct cm_id *)id;
+
+	MOCK_REQUIRE(id, call, "id is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(cid->magic != CM_DEAD_MAGIC, call, "id %p was destroyed", (void *)id);
+	MOCK_REQUIRE(cid->magic == CM_ID_MAGIC, call,
+		     "%p is not an id from rdma_create_id or an event", (void *)id);
+	return cid;
+}
+
+struct cm_channel *cm_channel_of(struct rdma_event_channel *channel, const char *call)
+{
+	struct cm_channel *ch = (struct cm_channel *)channel;
+
+	MOCK_REQUIRE(channel, call, "channel is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(ch->magic != CM_DEAD_MAGIC, call, "channel %p was destroyed", (void *)channel);
+	MOCK_REQUIRE(ch->magic == CM_CHANNEL_MAGIC, call,
+		     "%p is not a channel from rdma_create_event_channel", (void *)channel);
+	return ch;
+}
+
+/* ---------------------------------------------------------------- devices */
+
+static struct cma_device *find_device(struct ibv_device *dev)
+{
+	struct cma_device *d;
+
+	for (d = devices; d && d->dev != dev; d = d->next)
+		;
+	return d;
+}
+
+/* sync_devices_list: add new devices; forget vanished ones nobody uses. */
+static int sync_devices_locked(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct cma_device **pos, *d;
+	int i;
+
+	if (!list)
+		return -1;
+	for (i = 0; list[i]; i++) {
+		if (find_device(list[i]))
+			continue;
+		d = calloc(1, sizeof *d);
+		if (!d)
+			break;
+		d->dev = list[i];
+		d->guid = ibv_get_device_guid(list[i]);
+		for (pos = &devices; *pos; pos = &(*pos)->next)
+			;
+		*pos = d;
+	}
+	for (pos = &devices; (d = *pos);) {
+		bool listed = false;
+
+		for (i = 0; list[i] && !listed; i++)
+			listed = list[i] == d->dev;
+		if (listed || d->refcnt) {
+			pos = &d->next;
+			continue;
+		}
+		*pos = d->next;
+		if (d->verbs)
+			ibv_close_device(d->verbs);
+		free(d);
+	}
+	ibv_free_device_list(list);
+	return devices ? 0 : mock_errno(ENODEV);
+}
+
+int cm_init(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&devices_lock);
+	if (!devices)
+		ret = sync_devices_locked();
+	pthread_mutex_unlock(&devices_lock);
+	return ret;
+}
+
+/* ucma_init_device: open the device once and learn its limits. */
+static int init_device_locked(struct cma_device *d)
+{
+	struct ibv_device_attr attr;
+	int ret;
+
+	if (d->verbs)
+		return 0;
+	d->verbs = ibv_open_device(d->dev);
+	if (!d->verbs)
+		return mock_errno(ENODEV);
+	ret = ibv_query_device(d->verbs, &attr);
+	if (ret) {
+		ibv_close_device(d->verbs);
+		d->verbs = NULL;
+		return mock_errno(ret);
+	}
+	d->max_qpsize = attr.max_qp_wr;
+	d->max_initiator_depth = (uint8_t)attr.max_qp_init_rd_atom;
+	d->max_responder_resources = (uint8_t)attr.max_qp_rd_atom;
+	return 0;
+}
+
+/* ucma_get_device: attach the id to the device the fabric names. */
+int cm_get_device(struct cm_id *cid, __be64 guid)
+{
+	struct cma_device *d;
+	int ret = 0;
+
+	pthread_mutex_lock(&devices_lock);
+	for (d = devices; d && d->guid != guid; d = d->next)
+		;
+	if (!d) {
+		sync_devices_locked();
+		for (d = devices; d && d->guid != guid; d = d->next)
+			;
+	}
+	if (!d) {
+		pthread_mutex_unlock(&devices_lock);
+		return mock_errno(ENODEV);
+	}
+	d->refcnt++;
+	ret = init_device_locked(d);
+	if (!ret && !d->pd)
+		d->pd = ibv_alloc_pd(d->verbs);
+	if (!ret && !d->pd)
+		ret = -1;
+	if (ret) {
+		d->refcnt--;
+	} else {
+		cid->cma_dev = d;
+		cid->id.verbs = d->verbs;
+		cid->id.pd = d->pd;
+	}
+	pthread_mutex_unlock(&devices_lock);
+	return ret;
+}
+
+static void put_device(struct cma_device *d)
+{
+	pthread_mutex_lock(&devices_lock);
+	if (!--d->refcnt && d->pd) {
+		ibv_dealloc_pd(d->pd);
+		d->pd = NULL;
+	}
+	pthread_mutex_unlock(&devices_lock);
+}
+
+MOCK_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **list = NULL;
+	struct cma_device *d;
+	int n = 0;
+
+	if (mock_fault(FAULT_NAME(LIB, "rdma_get_devices"), &errno))
+		goto out;
+	if (cm_init())
+		goto out;
+	pthread_mutex_lock(&devices_lock);
+	if (sync_devices_locked() == 0) {
+		for (d = devices; d; d = d->next)
+			if (init_device_locked(d) == 0)
+				n++;
+		list = calloc((size_t)n + 1, sizeof *list);
+		if (list) {
+			n = 0;
+			for (d = devices; d; d = d->next)
+				if (d->verbs) {
+					list[n++] = d->verbs;
+					d->refcnt++;
+				}
+		}
+	}
+	pthread_mutex_unlock(&devices_lock);
+out:
+	if (num_devices)
+		*num_devices = list ? n : 0;
+	return list;
+}
+
+MOCK_EXPORT void rdma_free_devices(struct ibv_context **list)
+{
+	struct cma_device *d;
+
+	MOCK_REQUIRE(list, "rdma_free_devices", "list is NULL (upstream dereferences it)");
+	pthread_mutex_lock(&devices_lock);
+	for (int i = 0; list[i]; i++)
+		for (d = devices; d; d = d->next)
+			if (d->verbs == list[i])
+				d->refcnt--;
+	pthread_mutex_unlock(&devices_lock);
+	free(list);
+}
+
+/* ---------------------------------------------------------------- channels */
+
+MOCK_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct cm_channel *ch;
+	int err;
+
+	FAULT_NULL(LIB, "rdma_create_event_channel");
+	if (cm_init())
+		return NULL;
+	ch = calloc(1, sizeof *ch);
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = fab_chan_open(&ch->fchan, &ch->channel.fd);
+	if (err) {
+		free(ch);
+		errno = -err;
+		return NULL;
+	}
+	ch->magic = CM_CHANNEL_MAGIC;
+	return &ch->channel;
+}
+
+MOCK_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	struct cm_channel *ch = cm_channel_of(channel, "rdma_destroy_event_channel");
+
+	fab_chan_close(ch->fchan);
+	ch->magic = CM_DEAD_MAGIC;
+	free(ch);
+}
+
+/* ---------------------------------------------------------------- ids */
+
+struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,
+			  enum rdma_port_space ps, enum ibv_qp_type qp_type)
+{
+	struct cm_id *cid = calloc(1, sizeof *cid);
+
+	if (!cid)
+		return NULL;
+	cid->magic = CM_ID_MAGIC;
+	cid->id.context = context;
+	cid->id.ps = ps;
+	cid->id.qp_type = qp_type;
+	pthread_mutex_init(&cid->mut, NULL);
+	pthread_cond_init(&cid->cond, NULL);
+	if (!channel) {
+		cid->id.channel = rdma_create_event_channel();
+		if (!cid->id.channel) {
+			cm_free_id(cid);
+			return NULL;
+		}
+		cid->sync = 1;
+	} else {
+		cid->id.channel = channel;
+	}
+	return cid;
+}
+
+void cm_free_id(struct cm_id *cid)
+{
+	if (cid->cma_dev)
+		put_device(cid->cma_dev);
+	pthread_cond_destroy(&cid->cond);
+	pthread_mutex_destroy(&cid->mut);
+	free(cid->id.route.path_rec);
+	if (cid->sync && cid->id.channel)
+		rdma_destroy_event_channel(cid->id.channel);
+	free(cid->connect);
+	free(cid->qp_init_attr);
+	cid->magic = CM_DEAD_MAGIC;
+	free(cid);
+}
+
+int cm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		 enum rdma_port_space ps, enum ibv_qp_type qp_type)
+{
+	struct cm_id *cid;
+	int err;
+
+	if (cm_init())
+		return -1;
+	cid = cm_alloc_id(channel, context, ps, qp_type);
+	if (!cid)
+		return mock_errno(ENOMEM);
+	err = fab_create_id(((struct cm_channel *)cid->id.channel)->fchan, (uintptr_t)cid, ps,
+			    qp_type, &cid->fid);
+	if (err) {
+		cm_free_id(cid);
+		return cm_err(err);
+	}
+	*id = &cid->id;
+	return 0;
+}
+
+MOCK_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
+			       void *context, enum rdma_port_space ps)
+{
+	enum ibv_qp_type qp_type = (ps == RDMA_PS_IPOIB || ps == RDMA_PS_UDP) ? IBV_QPT_UD : IBV_QPT_RC;
+
+	FAULT_MINUS1(LIB, "rdma_create_id");
+	MOCK_REQUIRE(id, "rdma_create_id", "id is NULL (upstream stores the new id through it)");
+	if (channel)
+		cm_channel_of(channel, "rdma_create_id");
+	return cm_create_id(channel, id, context, ps, qp_type);
+}
+
+/* Upstream blocks until every event it reported for the id is acked; so do
+ * we, but we say so if it takes long, since that is usually a missing ack. */
+static void wait_for_acks(struct cm_id *cid, int reported)
+{
+	struct timespec deadline;
+	bool said = false;
+
+	pthread_mutex_lock(&cid->mut);
+	while (cid->events_completed < reported) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 2;
+		if (pthread_cond_timedwait(&cid->cond, &cid->mut, &deadline) && !said) {
+			mock_log("rdma_destroy_id(%p): waiting for %d unacknowledged event(s) of this id; upstream blocks here too",
+				 (void *)&cid->id, reported - cid->events_completed);
+			said = true;
+		}
+	}
+	pthread_mutex_unlock(&cid->mut);
+}
+
+MOCK_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_destroy_id");
+	int reported;
+
+	FAULT_MINUS1(LIB, "rdma_destroy_id");
+	reported = fab_destroy_id(cid->fid);
+	cid->fid = NULL;
+	if (id->event)
+		rdma_ack_cm_event(id->event);
+	wait_for_acks(cid, reported);
+	cm_free_id(cid);
+	return 0;
+}
+
+MOCK_EXPORT int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_migrate_id");
+	struct cm_channel *to;
+	int sync, reported;
+
+	FAULT_MINUS1(LIB, "rdma_migrate_id");
+	if (cid->sync && !channel)
+		return mock_errno(EINVAL);
+	sync = channel == NULL;
+	if (sync) {
+		channel = rdma_create_event_channel();
+		if (!channel)
+			return -1;
+	}
+	to = cm_channel_of(channel, "rdma_migrate_id");
+	reported = fab_migrate_id(cid->fid, to->fchan);
+	if (cid->sync) {
+		if (id->event) {
+			rdma_ack_cm_event(id->event);
+			id->event = NULL;
+		}
+		rdma_destroy_event_channel(id->channel);
+	}
+	pthread_mutex_lock(&cid->mut);
+	cid->sync = sync;
+	id->channel = channel;
+	while (cid->events_completed < reported)
+		pthread_cond_wait(&cid->cond, &cid->mut);
+	pthread_mutex_unlock(&cid->mut);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- queries */
+
+static socklen_t addr_len(const struct sockaddr *addr)
+{
+	if (!addr)
+		return 0;
+	if (addr->sa_family == AF_INET)
+		return sizeof(struct sockaddr_in);
+	if (addr->sa_family == AF_INET6)
+		return sizeof(struct sockaddr_in6);
+	/* AF_IB: the mock's kernel has no AF_IB support, as if
+	 * ucma_set_af_ib_support had found none. */
+	return 0;
+}
+
+int cm_query_addr(struct cm_id *cid)
+{
+	struct rdma_cm_id *id = &cid->id;
+	struct fab_route r;
+
+	fab_query_route(cid->fid, &r);
+	memcpy(&id->route.addr.src_addr, &r.src, addr_len((struct sockaddr *)&r.src));
+	memcpy(&id->route.addr.dst_addr, &r.dst, addr_len((struct sockaddr *)&r.dst));
+	if (!cid->cma_dev && r.node_guid) {
+		if (cm_get_device(cid, r.node_guid))
+			return -1;
+		id->port_num = r.port_num;
+		id->route.addr.addr.ibaddr.pkey = r.pkey;
+	}
+	return 0;
+}
+
+void cm_query_gid(struct cm_id *cid)
+{
+	struct fab_route r;
+
+	fab_query_route(cid->fid, &r);
+	cid->id.route.addr.addr.ibaddr.sgid = r.sgid;
+	cid->id.route.addr.addr.ibaddr.dgid = r.dgid;
+}
+
+int cm_query_path(struct cm_id *cid)
+{
+	struct ibv_sa_path_rec *path;
+	struct fab_route r;
+
+	fab_query_route(cid->fid, &r);
+	if (!r.num_paths)
+		return 0;
+	path = calloc(1, sizeof *path);
+	if (!path)
+		return mock_errno(ENOMEM);
+	path->sgid = r.sgid;
+	path->dgid = r.dgid;
+	path->pkey = htobe16(r.pkey);
+	path->numb_path = 1;
+	path->mtu_selector = 2;
+	path->mtu = r.path_mtu;
+	path->rate_selector = 2;
+	path->packet_life_time_selector = 2;
+	path->packet_life_time = r.packet_life_time;
+	path->hop_limit = 64;
+	free(cid->id.route.path_rec);
+	cid->id.route.path_rec = path;
+	cid->id.route.num_paths = 1;
+	return 0;
+}
+
+static __be16 port_of(const struct sockaddr *addr)
+{
+	switch (addr->sa_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)addr)->sin_port;
+	case AF_INET6:
+		return ((const struct sockaddr_in6 *)addr)->sin6_port;
+	case AF_IB:
+		return htobe16((uint16_t)be64toh(((const struct sockaddr_ib *)addr)->sib_sid));
+	default:
+		return 0;
+	}
+}
+
+/* No fault point: the getters have no way to report an error. */
+MOCK_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	cm_id_of(id, "rdma_get_src_port");
+	return port_of(&id->route.addr.src_addr);
+}
+
+MOCK_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	cm_id_of(id, "rdma_get_dst_port");
+	return port_of(&id->route.addr.dst_addr);
+}
+
+/* ---------------------------------------------------------------- addresses */
+
+MOCK_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct cm_id *cid;
+	int err;
+
+	FAULT_MINUS1(LIB, "rdma_bind_addr");
+	if (!addr_len(addr))
+		return mock_errno(EINVAL);
+	cid = cm_id_of(id, "rdma_bind_addr");
+	err = fab_bind(cid->fid, addr);
+	if (err)
+		return cm_err(err);
+	if (cm_query_addr(cid))
+		return -1;
+	cm_query_gid(cid);
+	return 0;
+}
+
+MOCK_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
+				  struct sockaddr *dst_addr, int timeout_ms)
+{
+	socklen_t dst_len = addr_len(dst_addr);
+	struct cm_id *cid;
+	int err;
+
+	FAULT_MINUS1(LIB, "rdma_resolve_addr");
+	if (!dst_len || (src_addr && !addr_len(src_addr)))
+		return mock_errno(EINVAL);
+	cid = cm_id_of(id, "rdma_resolve_addr");
+	err = fab_resolve_addr(cid->fid, src_addr, dst_addr, timeout_ms);
+	if (err)
+		return cm_err(err);
+	memcpy(&id->route.addr.dst_addr, dst_addr, dst_len);
+	return cm_complete(cid);
+}
+
+MOCK_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_resolve_route");
+	int err;
+
+	FAULT_MINUS1(LIB, "rdma_resolve_route");
+	MOCK_REQUIRE(id->verbs, "rdma_resolve_route",
+		     "the id has no device (its address is not resolved); upstream dereferences id->verbs");
+	err = fab_resolve_route(cid->fid, timeout_ms);
+	if (err)
+		return cm_err(err);
+	return cm_complete(cid);
+}
+
+MOCK_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_listen");
+	int err;
+
+	FAULT_MINUS1(LIB, "rdma_listen");
+	err = fab_listen(cid->fid, backlog);
+	if (err)
+		return cm_err(err);
+	return cm_query_addr(cid);
+}
+
+/* Options the kernel's ucma_set_option_id takes for RoCE ids. */
+MOCK_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
+				void *optval, size_t optlen)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_set_option");
+
+	FAULT_MINUS1(LIB, "rdma_set_option");
+	return cm_err(fab_set_option(cid->fid, level, optname, optval, optlen));
+}

@@ -1,0 +1,98 @@
+/* Internal to the drop-in librdmacm: what rdma_cm_id, rdma_cm_event and
+ * rdma_event_channel carry behind their public structs. The public calls
+ * keep upstream's checks and order (librdmacm/cma.c); the fabric stands
+ * where upstream writes commands to /dev/infiniband/rdma_cm. */
+#ifndef RDMAMOCK_CM_H
+#define RDMAMOCK_CM_H
+
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+
+#include "fabric.h"
+#include "mock.h"
+
+#define CM_ID_MAGIC 0x636d6964u      /* "cmid" */
+#define CM_CHANNEL_MAGIC 0x63686e6cu /* "chnl" */
+#define CM_DEAD_MAGIC 0xdeadc0deu
+
+struct cma_device {
+	struct cma_device *next;
+	struct ibv_device *dev;
+	__be64 guid;
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	int refcnt;
+	uint8_t max_initiator_depth;
+	uint8_t max_responder_resources;
+	int max_qpsize;
+};
+
+struct cm_channel {
+	struct rdma_event_channel channel; /* what the caller sees: the fd */
+	unsigned magic;
+	struct fab_chan *fchan;
+};
+
+struct cm_id {
+	struct rdma_cm_id id; /* what the caller sees */
+	unsigned magic;
+	struct fab_id *fid;
+	struct cma_device *cma_dev;
+	int sync; /* created without a channel: calls wait for their event */
+	pthread_mutex_t mut;
+	pthread_cond_t cond;
+	int events_completed;
+	int connect_error;
+	uint8_t initiator_depth;
+	uint8_t responder_resources;
+	struct ibv_qp_init_attr *qp_init_attr; /* passive endpoints */
+	void *connect;                         /* endpoint's ai_connect data */
+	size_t connect_len;
+};
+
+struct cm_event {
+	struct rdma_cm_event event;
+	uint8_t private_data[FAB_PRIVATE_DATA_MAX];
+	struct cm_id *owner; /* whose acknowledgement this is */
+};
+
+/* Checked conversions: abort naming the call on garbage or destroyed ids,
+ * where upstream would read freed or foreign memory. */
+struct cm_id *cm_id_of(struct rdma_cm_id *id, const char *call);
+struct cm_channel *cm_channel_of(struct rdma_event_channel *channel, const char *call);
+
+/* ucma_init: -1/ENODEV when the fabric has no devices. */
+int cm_init(void);
+int cm_get_device(struct cm_id *cid, __be64 guid);
+
+/* ucma_query_addr / ucma_query_gid / ucma_query_path. */
+int cm_query_addr(struct cm_id *cid);
+void cm_query_gid(struct cm_id *cid);
+int cm_query_path(struct cm_id *cid);
+
+/* ucma_complete: for a synchronous id, wait for the call's event. */
+int cm_complete(struct cm_id *cid);
+
+/* Allocate an id (and its private channel when channel is NULL). */
+struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,
+			  enum rdma_port_space ps, enum ibv_qp_type qp_type);
+void cm_free_id(struct cm_id *cid);
+
+/* The QP moves librdmacm makes for a connection (cm_qp.c). */
+int cm_connect_qp(struct cm_id *cid);
+int cm_accept_qp(struct cm_id *cid);
+int cm_qp_to_err(struct cm_id *cid);
+int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+void cm_destroy_qp(struct rdma_cm_id *id);
+
+/* rdma_create_id with an explicit QP type (upstream's rdma_create_id2). */
+int cm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		 enum rdma_port_space ps, enum ibv_qp_type qp_type);
+
+/* -1 with errno from a negative errno. */
+static inline int cm_err(int negative_errno)
+{
+	return negative_errno ? mock_errno(-negative_errno) : 0;
+}
+
+#endif

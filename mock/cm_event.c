@@ -1,0 +1,260 @@
+/* CM events: fetching (with upstream's per-event processing), acking, and
+ * the synchronous-id wait (ucma_complete). */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm.h"
+
+#define LIB "rdmacm"
+
+static void complete_event(struct cm_id *owner)
+{
+	pthread_mutex_lock(&owner->mut);
+	owner->events_completed++;
+	pthread_cond_signal(&owner->cond);
+	pthread_mutex_unlock(&owner->mut);
+}
+
+static void copy_conn_param(struct cm_event *evt, const struct fab_conn_param *src)
+{
+	struct rdma_conn_param *dst = &evt->event.param.conn;
+
+	dst->private_data_len = src->private_data_len;
+	if (src->private_data_len) {
+		memcpy(evt->private_data, src->private_data, src->private_data_len);
+		dst->private_data = evt->private_data;
+	}
+	dst->responder_resources = src->responder_resources;
+	dst->initiator_depth = src->initiator_depth;
+	dst->flow_control = src->flow_control;
+	dst->retry_count = src->retry_count;
+	dst->rnr_retry_count = src->rnr_retry_count;
+	dst->srq = src->srq;
+	dst->qp_num = src->qp_num;
+}
+
+/* ucma_process_addr_resolved: learn the source address and the device. */
+static void process_addr_resolved(struct cm_event *evt)
+{
+	struct cm_id *cid = evt->owner;
+
+	if (cm_query_addr(cid) == 0 && !cid->id.verbs)
+		errno = ENODEV;
+	if (cid->id.verbs) {
+		cm_query_gid(cid);
+		return;
+	}
+	evt->event.status = -1;
+	evt->event.event = RDMA_CM_EVENT_ADDR_ERROR;
+}
+
+static void process_route_resolved(struct cm_event *evt)
+{
+	if (evt->owner->id.verbs->device->transport_type != IBV_TRANSPORT_IB)
+		return;
+	if (cm_query_path(evt->owner)) {
+		evt->event.status = -1;
+		evt->event.event = RDMA_CM_EVENT_ROUTE_ERROR;
+	}
+}
+
+/* ucma_process_conn_req: the new connection gets an id of its own, on the
+ * listener's channel (or its own private one if the listener is sync). */
+static int process_conn_req(struct cm_event *evt, struct fab_id *conn)
+{
+	struct cm_id *listener = evt->owner, *cid;
+
+	cid = cm_alloc_id(listener->id.channel, listener->id.context, listener->id.ps,
+			  listener->id.qp_type);
+	if (!cid) {
+		fab_destroy_id(conn);
+		complete_event(listener);
+		return mock_errno(ENOMEM);
+	}
+	cid->fid = conn;
+	evt->event.listen_id = &listener->id;
+	evt->event.id = &cid->id;
+	cid->initiator_depth = evt->event.param.conn.initiator_depth;
+	cid->responder_resources = evt->event.param.conn.responder_resources;
+	if ((listener->sync && rdma_migrate_id(&cid->id, NULL)) || cm_query_addr(cid) ||
+	    (cm_query_gid(cid), cm_query_path(cid))) {
+		rdma_destroy_id(&cid->id);
+		complete_event(listener);
+		return -1;
+	}
+	return 0;
+}
+
+/* The active side's answer to a REP. Without a QP the caller sees
+ * CONNECT_RESPONSE and finishes with rdma_establish; with one, librdmacm
+ * moves the QP on and sends the RTU itself. */
+static void process_conn_resp(struct cm_event *evt)
+{
+	struct cm_id *cid = evt->owner;
+	int err;
+
+	if (!cid->id.qp)
+		return;
+	err = cm_connect_qp(cid);
+	if (!err)
+		err = cm_err(fab_accept(cid->fid, 0, NULL));
+	if (!err) {
+		evt->event.event = RDMA_CM_EVENT_ESTABLISHED;
+	} else {
+		cm_qp_to_err(cid);
+		evt->event.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		evt->event.status = -1;
+		cid->connect_error = 1;
+	}
+}
+
+/* Turn one fabric event into what the caller sees. Returns false when the
+ * event is swallowed (upstream's "goto retry"). */
+static bool process_event(struct cm_event *evt, struct fab_event *fe)
+{
+	evt->owner = (struct cm_id *)(uintptr_t)fe->uid;
+	evt->event.id = &evt->owner->id;
+	evt->event.event = fe->event;
+	evt->event.status = fe->status;
+
+	switch (fe->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		process_addr_resolved(evt);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		process_route_resolved(evt);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		copy_conn_param(evt, &fe->param);
+		return process_conn_req(evt, fe->conn_id) == 0;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		copy_conn_param(evt, &fe->param);
+		process_conn_resp(evt);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/* After a failed connect response these are noise. */
+		if (evt->owner->connect_error) {
+			complete_event(evt->owner);
+			return false;
+		}
+		copy_conn_param(evt, &fe->param);
+		if (fe->event == RDMA_CM_EVENT_REJECTED)
+			cm_qp_to_err(evt->owner);
+		break;
+	default:
+		if (evt->owner->id.qp_type != IBV_QPT_UD)
+			copy_conn_param(evt, &fe->param);
+		break;
+	}
+	return true;
+}
+
+/* Wait for the channel's fd as a blocking read of the real rdma_cm file
+ * would: EAGAIN if the caller made it non-blocking, EINTR on a signal. */
+static int wait_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags >= 0 && (flags & O_NONBLOCK))
+		return mock_errno(EAGAIN);
+	if (poll(&pfd, 1, -1) < 0)
+		return -1;
+	return 0;
+}
+
+MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct cm_channel *ch;
+	struct cm_event *evt;
+	struct fab_event fe;
+	int err;
+
+	FAULT_MINUS1(LIB, "rdma_get_cm_event");
+	if (cm_init())
+		return -1;
+	if (!event)
+		return mock_errno(EINVAL);
+	ch = cm_channel_of(channel, "rdma_get_cm_event");
+	evt = malloc(sizeof *evt);
+	if (!evt)
+		return mock_errno(ENOMEM);
+	for (;;) {
+		memset(evt, 0, sizeof *evt);
+		err = fab_get_event(ch->fchan, &fe);
+		if (err == -EAGAIN) {
+			if (wait_readable(channel->fd)) {
+				free(evt);
+				return -1;
+			}
+			continue;
+		}
+		if (process_event(evt, &fe))
+			break;
+	}
+	*event = &evt->event;
+	return 0;
+}
+
+MOCK_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct cm_event *evt = (struct cm_event *)event;
+
+	FAULT_MINUS1(LIB, "rdma_ack_cm_event");
+	if (!event)
+		return mock_errno(EINVAL);
+	complete_event(evt->owner);
+	free(evt);
+	return 0;
+}
+
+int cm_complete(struct cm_id *cid)
+{
+	struct rdma_cm_event *ev;
+
+	if (!cid->sync)
+		return 0;
+	if (cid->id.event) {
+		rdma_ack_cm_event(cid->id.event);
+		cid->id.event = NULL;
+	}
+	if (rdma_get_cm_event(cid->id.channel, &cid->id.event))
+		return -1;
+	ev = cid->id.event;
+	if (!ev->status)
+		return 0;
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return mock_errno(ECONNREFUSED);
+	return mock_errno(ev->status < 0 ? -ev->status : ev->status);
+}
+
+MOCK_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
+{
+	static const char *const names[] = {
+		[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+		[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+		[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+		[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+		[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+		[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+		[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+		[16] = "RDMA_CM_EVENT_ADDRINFO_RESOLVED",
+		[17] = "RDMA_CM_EVENT_ADDRINFO_ERROR",
+	};
+
+	if ((unsigned)event < sizeof names / sizeof names[0] && names[event])
+		return names[event];
+	return "UNKNOWN EVENT";
+}

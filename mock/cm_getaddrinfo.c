@@ -1,0 +1,170 @@
+/* rdma_getaddrinfo / rdma_freeaddrinfo, as librdmacm/addrinfo.c behaves:
+ * one result (the first getaddrinfo gives), the address on the source side
+ * for RAI_PASSIVE and the destination side otherwise, getaddrinfo's own
+ * EAI_* code returned as it is. No ibacm: no route or connect data. */
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/ib.h>
+
+#include "cm.h"
+
+#define LIB "rdmacm"
+
+static void to_addrinfo_hints(struct addrinfo *ai, const struct rdma_addrinfo *rai)
+{
+	memset(ai, 0, sizeof *ai);
+	if (rai->ai_flags & RAI_PASSIVE)
+		ai->ai_flags = AI_PASSIVE;
+	if (rai->ai_flags & RAI_NUMERICHOST)
+		ai->ai_flags |= AI_NUMERICHOST;
+	if (rai->ai_family != AF_IB)
+		ai->ai_family = rai->ai_family;
+	if (rai->ai_qp_type == IBV_QPT_RC || rai->ai_qp_type == IBV_QPT_UC ||
+	    rai->ai_qp_type == IBV_QPT_XRC_SEND || rai->ai_qp_type == IBV_QPT_XRC_RECV)
+		ai->ai_socktype = SOCK_STREAM;
+	else if (rai->ai_qp_type == IBV_QPT_UD)
+		ai->ai_socktype = SOCK_DGRAM;
+	if (rai->ai_port_space == RDMA_PS_TCP)
+		ai->ai_protocol = IPPROTO_TCP;
+	else if (rai->ai_port_space == RDMA_PS_UDP || rai->ai_port_space == RDMA_PS_IPOIB)
+		ai->ai_protocol = IPPROTO_UDP;
+	else if (rai->ai_port_space == RDMA_PS_IB)
+		ai->ai_protocol = ai->ai_socktype == SOCK_STREAM ? IPPROTO_TCP
+				  : ai->ai_socktype == SOCK_DGRAM ? IPPROTO_UDP : 0;
+}
+
+static int copy_addr(struct sockaddr **dst, socklen_t *dst_len, const void *src, socklen_t len)
+{
+	*dst = malloc(len);
+	if (!*dst)
+		return mock_errno(ENOMEM);
+	memcpy(*dst, src, len);
+	*dst_len = len;
+	return 0;
+}
+
+/* An IPv6 address as AF_IB, the service id built from port space and port. */
+static int to_sockaddr_ib(enum rdma_port_space ps, struct sockaddr **dst, socklen_t *dst_len,
+			  const struct sockaddr_in6 *src)
+{
+	struct sockaddr_ib *sib = calloc(1, sizeof *sib);
+	uint16_t port = ntohs(src->sin6_port);
+
+	if (!sib)
+		return mock_errno(ENOMEM);
+	sib->sib_family = AF_IB;
+	sib->sib_pkey = htobe16(0xffff);
+	sib->sib_flowinfo = src->sin6_flowinfo;
+	memcpy(&sib->sib_addr, &src->sin6_addr, sizeof sib->sib_addr);
+	sib->sib_sid = htobe64(((uint64_t)ps << 16) + port);
+	if (ps)
+		sib->sib_sid_mask = htobe64(RDMA_IB_IP_PS_MASK);
+	if (port)
+		sib->sib_sid_mask |= htobe64(RDMA_IB_IP_PORT_MASK);
+	sib->sib_scope_id = src->sin6_scope_id;
+	*dst = (struct sockaddr *)sib;
+	*dst_len = sizeof *sib;
+	return 0;
+}
+
+static int from_addrinfo(struct rdma_addrinfo *rai, const struct rdma_addrinfo *hints,
+			 const struct addrinfo *ai)
+{
+	bool passive = ai->ai_flags & AI_PASSIVE;
+	bool as_ib = (hints->ai_flags & RAI_FAMILY) && hints->ai_family == AF_IB &&
+		     (hints->ai_flags & RAI_NUMERICHOST);
+	struct sockaddr **addr = passive ? &rai->ai_src_addr : &rai->ai_dst_addr;
+	socklen_t *len = passive ? &rai->ai_src_len : &rai->ai_dst_len;
+	char **canon = passive ? &rai->ai_src_canonname : &rai->ai_dst_canonname;
+
+	rai->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type
+			  : ai->ai_socktype == SOCK_STREAM ? IBV_QPT_RC
+			  : ai->ai_socktype == SOCK_DGRAM ? IBV_QPT_UD : 0;
+	rai->ai_port_space = hints->ai_port_space ? hints->ai_port_space
+			     : ai->ai_protocol == IPPROTO_TCP ? RDMA_PS_TCP
+			     : ai->ai_protocol == IPPROTO_UDP ? RDMA_PS_UDP : 0;
+	rai->ai_flags = passive ? RAI_PASSIVE : 0;
+	if (ai->ai_canonname)
+		*canon = strdup(ai->ai_canonname);
+	if (as_ib && ai->ai_family == AF_INET6) {
+		rai->ai_family = AF_IB;
+		return to_sockaddr_ib(rai->ai_port_space, addr, len, (const void *)ai->ai_addr);
+	}
+	rai->ai_family = ai->ai_family;
+	return copy_addr(addr, len, ai->ai_addr, ai->ai_addrlen);
+}
+
+static int lookup(const char *node, const char *service, const struct rdma_addrinfo *hints,
+		  struct rdma_addrinfo *rai)
+{
+	struct addrinfo ai_hints, *ai;
+	int ret;
+
+	if (hints) {
+		to_addrinfo_hints(&ai_hints, hints);
+		ret = getaddrinfo(node, service, &ai_hints, &ai);
+	} else {
+		ret = getaddrinfo(node, service, NULL, &ai);
+	}
+	if (ret)
+		return ret;
+	ret = from_addrinfo(rai, hints ? hints : &(struct rdma_addrinfo){ 0 }, ai);
+	freeaddrinfo(ai);
+	return ret;
+}
+
+MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
+				 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *rai;
+	int ret = 0;
+
+	FAULT_MINUS1(LIB, "rdma_getaddrinfo");
+	if (!service && !node && !hints)
+		return mock_errno(EINVAL);
+	if (cm_init())
+		return -1;
+	MOCK_REQUIRE(res, "rdma_getaddrinfo", "res is NULL (upstream stores the result through it)");
+	rai = calloc(1, sizeof *rai);
+	if (!rai)
+		return mock_errno(ENOMEM);
+	if (node || service) {
+		ret = lookup(node, service, hints, rai);
+	} else {
+		rai->ai_flags = hints->ai_flags;
+		rai->ai_family = hints->ai_family;
+		rai->ai_qp_type = hints->ai_qp_type;
+		rai->ai_port_space = hints->ai_port_space;
+		if (hints->ai_dst_len)
+			ret = copy_addr(&rai->ai_dst_addr, &rai->ai_dst_len, hints->ai_dst_addr,
+					hints->ai_dst_len);
+	}
+	if (!ret && !rai->ai_src_len && hints && hints->ai_src_len)
+		ret = copy_addr(&rai->ai_src_addr, &rai->ai_src_len, hints->ai_src_addr,
+				hints->ai_src_len);
+	if (ret) {
+		rdma_freeaddrinfo(rai);
+		return ret;
+	}
+	*res = rai;
+	return 0;
+}
+
+/* No fault point: nothing to report. NULL is safe, as upstream. */
+MOCK_EXPORT void rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	while (res) {
+		struct rdma_addrinfo *next = res->ai_next;
+
+		free(res->ai_connect);
+		free(res->ai_route);
+		free(res->ai_src_canonname);
+		free(res->ai_dst_canonname);
+		free(res->ai_src_addr);
+		free(res->ai_dst_addr);
+		free(res);
+		res = next;
+	}
+}

@@ -1,0 +1,60 @@
+/* rdmamock.h: the control API, each call one locked step on the fabric. */
+#include "fabric_internal.h"
+#include "mock.h"
+
+MOCK_EXPORT const char *rdmamock_version(void)
+{
+	return "rdmamock 0.1";
+}
+
+MOCK_EXPORT int rdmamock_topology_load(const char *spec)
+{
+	int err;
+
+	if (!spec)
+		return -EINVAL;
+	fab_lock();
+	err = topology_load_locked(spec);
+	fab_unlock();
+	return err;
+}
+
+MOCK_EXPORT int rdmamock_topology_format(char *buf, size_t len)
+{
+	int n;
+
+	fab_lock();
+	n = topology_format_locked(buf, len);
+	fab_unlock();
+	return n;
+}
+
+MOCK_EXPORT int rdmamock_device_add(const char *name, enum rdmamock_personality personality)
+{
+	int err;
+
+	fab_lock();
+	err = topology_device_add_locked(name, personality);
+	fab_unlock();
+	return err;
+}
+
+MOCK_EXPORT int rdmamock_device_add_addr(const char *name, const char *addr)
+{
+	int err;
+
+	fab_lock();
+	err = topology_device_add_addr_locked(name, addr);
+	fab_unlock();
+	return err;
+}
+
+MOCK_EXPORT int rdmamock_device_remove(const char *name)
+{
+	int err;
+
+	fab_lock();
+	err = topology_device_remove_locked(name);
+	fab_unlock();
+	return err;
+}

@@ -1,0 +1,883 @@
+/* The CM as the kernel runs it for RoCE: ports, address and route
+ * resolution, listeners, and the IB CM's REQ/REP/RTU/REJ/DREQ/DREP exchange
+ * between two ids. Behaviour follows drivers/infiniband/core/{cma,ucma,cm}.c
+ * (function names cited where a rule comes from). */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_internal.h"
+#include "mock.h"
+
+/* IB CM private data sizes (IBTA) and what the CM header leaves of a REQ. */
+enum {
+	REQ_PRIVATE = 92 - 36, /* cma_user_data_offset: 36-byte cma_hdr */
+	REP_PRIVATE = 196,
+	REJ_PRIVATE = 148,
+};
+
+/* IB CM reject reasons seen by the active side. */
+enum {
+	REJ_TIMEOUT = 4,
+	REJ_INVALID_SERVICE_ID = 8,
+	REJ_CONSUMER_DEFINED = 28,
+	REJ_VENDOR_OPTION_NOT_SUPPORTED = 35,
+};
+
+#define MAX_BACKLOG 1024 /* ucma's max_backlog default */
+
+/* IB CM timing on RoCE (cm.c, CMA_IBOE_PACKET_LIFETIME 16): cm_convert_to_ms
+ * gives 2^(t-8) ms. A REQ or DREQ is sent up to 16 times; the REQ sender
+ * waits 2*256+4096 ms a try, the receiver 4096 ms; timewait lasts 512 ms. */
+#define CM_SENDS 16
+#define CM_TRY_MS_INITIATOR 4608u
+#define CM_TRY_MS_RESPONDER 4096u
+#define TIMEWAIT_MS 512u
+
+struct fab_bind {
+	struct fab_bind *next;
+	enum rdma_port_space ps;
+	uint16_t port;
+	struct fab_id *owners;
+};
+
+#define BIND_BUCKETS 256
+static struct fab_bind *binds[BIND_BUCKETS];
+
+/* ---------------------------------------------------------------- ports */
+
+static struct fab_bind *bind_find(enum rdma_port_space ps, uint16_t port)
+{
+	struct fab_bind *b;
+
+	for (b = binds[port % BIND_BUCKETS]; b; b = b->next)
+		if (b->ps == ps && b->port == port)
+			return b;
+	return NULL;
+}
+
+static void bind_add_owner(struct fab_bind *b, struct fab_id *id)
+{
+	id->bind = b;
+	id->next_owner = b->owners;
+	b->owners = id;
+}
+
+static int bind_new(struct fab_id *id, uint16_t port)
+{
+	struct fab_bind *b = calloc(1, sizeof *b);
+
+	if (!b)
+		return -ENOMEM;
+	b->ps = id->ps;
+	b->port = port;
+	b->next = binds[port % BIND_BUCKETS];
+	binds[port % BIND_BUCKETS] = b;
+	bind_add_owner(b, id);
+	fab_addr_set_port((struct sockaddr *)&id->src, port);
+	return 0;
+}
+
+static void bind_release(struct fab_id *id)
+{
+	struct fab_bind *b = id->bind, **pos;
+	struct fab_id **o;
+
+	if (!b)
+		return;
+	for (o = &b->owners; *o != id; o = &(*o)->next_owner)
+		;
+	*o = id->next_owner;
+	id->bind = NULL;
+	if (b->owners)
+		return;
+	for (pos = &binds[b->port % BIND_BUCKETS]; *pos != b; pos = &(*pos)->next)
+		;
+	*pos = b->next;
+	free(b);
+}
+
+/* The kernel's ip_local_port_range, read once. */
+static void ephemeral_range(unsigned *low, unsigned *high)
+{
+	static unsigned lo, hi;
+
+	if (!lo) {
+		FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+		if (!f || fscanf(f, "%u %u", &lo, &hi) != 2 || !lo || lo > hi || hi > 65535) {
+			lo = 32768;
+			hi = 60999;
+		}
+		if (f)
+			fclose(f);
+	}
+	*low = lo;
+	*high = hi;
+}
+
+/* cma_alloc_any_port: a random start, skipping the port used last. */
+static int alloc_any_port(struct fab_id *id)
+{
+	unsigned low, high, remaining, rover;
+
+	ephemeral_range(&low, &high);
+	remaining = high - low + 1;
+	rover = (unsigned)rand_r(&fab.rand_state) % remaining + low;
+	for (; remaining; remaining--) {
+		if (rover != fab.last_used_port && !bind_find(id->ps, (uint16_t)rover)) {
+			fab.last_used_port = rover;
+			return bind_new(id, (uint16_t)rover);
+		}
+		if (++rover > high)
+			rover = low;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+/* cma_check_port: a wildcard against anything is EADDRNOTAVAIL, the same
+ * address EADDRINUSE; ids that are both afonly and of different families,
+ * or both reuseaddr, do not conflict. */
+static int check_port(struct fab_bind *b, struct fab_id *id, bool reuseaddr)
+{
+	const struct sockaddr *addr = (void *)&id->src;
+
+	for (struct fab_id *cur = b->owners; cur; cur = cur->next_owner) {
+		const struct sockaddr *cur_addr = (void *)&cur->src;
+
+		if (cur == id || (reuseaddr && cur->reuseaddr))
+			continue;
+		if (id->afonly && cur->afonly && addr->sa_family != cur_addr->sa_family)
+			continue;
+		if (fab_addr_is_any(addr) || fab_addr_is_any(cur_addr))
+			return -EADDRNOTAVAIL;
+		if (fab_addr_equal(addr, cur_addr))
+			return -EADDRINUSE;
+	}
+	return 0;
+}
+
+/* CAP_NET_BIND_SERVICE (bit 10) in the effective set. */
+static bool may_bind_privileged(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long long caps = 0;
+	char line[256];
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps & (1ull << 10);
+}
+
+/* cma_use_port */
+static int use_port(struct fab_id *id, uint16_t port)
+{
+	struct fab_bind *b;
+	int err;
+
+	if (port < 1024 && !may_bind_privileged())
+		return -EACCES;
+	b = bind_find(id->ps, port);
+	if (!b)
+		return bind_new(id, port);
+	err = check_port(b, id, id->reuseaddr);
+	if (!err)
+		bind_add_owner(b, id);
+	return err;
+}
+
+/* ---------------------------------------------------------------- ids */
+
+static void attach_device(struct fab_id *id, struct fab_device *dev)
+{
+	if (id->dev || !dev)
+		return;
+	id->dev = dev;
+	dev->users++;
+}
+
+static bool valid_ps(enum rdma_port_space ps)
+{
+	return ps == RDMA_PS_TCP || ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB || ps == RDMA_PS_IB;
+}
+
+static struct fab_id *new_id(struct fab_chan *chan, uint64_t uid, enum rdma_port_space ps,
+			     enum ibv_qp_type qp_type)
+{
+	struct fab_id *id = calloc(1, sizeof *id);
+
+	if (!id)
+		return NULL;
+	id->chan = chan;
+	id->uid = uid;
+	id->ps = ps;
+	id->qp_type = qp_type;
+	id->next_live = fab.live;
+	fab.live = id;
+	fab.nlive++;
+	return id;
+}
+
+int fab_create_id(struct fab_chan *chan, uint64_t uid, enum rdma_port_space ps,
+		  enum ibv_qp_type qp_type, struct fab_id **out)
+{
+	if (!valid_ps(ps))
+		return -EINVAL;
+	fab_lock();
+	*out = new_id(chan, uid, ps, qp_type);
+	fab_unlock();
+	return *out ? 0 : -ENOMEM;
+}
+
+int fab_live_ids(void)
+{
+	int n;
+
+	fab_lock();
+	n = fab.nlive;
+	fab_unlock();
+	return n;
+}
+
+int fab_query_route(struct fab_id *id, struct fab_route *out)
+{
+	fab_lock();
+	memset(out, 0, sizeof *out);
+	out->src = id->src;
+	out->dst = id->dst;
+	if (id->dev) {
+		out->node_guid = id->dev->guid;
+		out->port_num = 1;
+		out->pkey = 0xffff;
+		fab_addr_to_gid((struct sockaddr *)&id->src, &out->sgid);
+		fab_addr_to_gid((struct sockaddr *)&id->dst, &out->dgid);
+	}
+	if (id->route_resolved) {
+		out->num_paths = 1;
+		out->path_mtu = IBV_MTU_1024;
+		out->packet_life_time = 16; /* CMA_IBOE_PACKET_LIFETIME */
+	}
+	fab_unlock();
+	return 0;
+}
+
+/* ---------------------------------------------------------------- bind */
+
+static int bind_locked(struct fab_id *id, const struct sockaddr *addr)
+{
+	struct fab_device *dev = NULL;
+	socklen_t len = fab_addr_len(addr);
+	int err;
+
+	if (!len)
+		return -EAFNOSUPPORT;
+	if (id->state != ST_IDLE)
+		return -EINVAL;
+	if (!fab_addr_is_any(addr)) {
+		/* rdma_translate_ip: no device holds the address. */
+		dev = topology_device_with_addr(addr);
+		if (!dev)
+			return -EADDRNOTAVAIL;
+	}
+	memset(&id->src, 0, sizeof id->src);
+	memcpy(&id->src, addr, len);
+	/* The destination becomes a zero address of the same family. */
+	memset(&id->dst, 0, sizeof id->dst);
+	id->dst.ss_family = addr->sa_family;
+	/* rdma_bind_addr: AF_INET is afonly; AF_INET6 follows bindv6only (0). */
+	if (!id->afonly_set)
+		id->afonly = addr->sa_family == AF_INET;
+	if (fab_addr_port(addr))
+		err = use_port(id, fab_addr_port(addr));
+	else
+		err = alloc_any_port(id);
+	if (err)
+		return err;
+	id->state = ST_ADDR_BOUND;
+	attach_device(id, dev);
+	return 0;
+}
+
+int fab_bind(struct fab_id *id, const struct sockaddr *addr)
+{
+	int err;
+
+	fab_lock();
+	err = bind_locked(id, addr);
+	fab_unlock();
+	return err;
+}
+
+/* ---------------------------------------------------------------- resolve */
+
+static void addr_query_timed_out(struct fab_id *id, int unused)
+{
+	if (id->state != ST_ADDR_QUERY)
+		return;
+	id->state = ST_ADDR_BOUND;
+	fab_queue_event(id, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT, NULL, NULL);
+}
+
+/* cma_set_loopback: the source becomes 127.0.0.1 or ::1, port kept. */
+static void set_loopback_src(struct fab_id *id)
+{
+	uint16_t port = fab_addr_port((struct sockaddr *)&id->src);
+	sa_family_t family = id->src.ss_family;
+
+	memset(&id->src, 0, sizeof id->src);
+	id->src.ss_family = family;
+	if (family == AF_INET)
+		((struct sockaddr_in *)&id->src)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else
+		((struct sockaddr_in6 *)&id->src)->sin6_addr = in6addr_loopback;
+	fab_addr_set_port((struct sockaddr *)&id->src, port);
+}
+
+/* Where the destination is. A device's address resolves at once: every
+ * device is local to this fabric, so, as for a local destination on Linux,
+ * the source address is the destination's unless the id is bound to one.
+ * A wildcard or loopback address no device holds takes the kernel's
+ * loopback path (cma_resolve_loopback): the first device, source 127.0.0.1
+ * or ::1. An address on a device's subnet that nobody holds never answers
+ * ARP (ADDR_ERROR -ETIMEDOUT after timeout_ms). Anything else has no route:
+ * rdma_resolve_ip fails in the call with -ENETUNREACH. */
+static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int timeout_ms)
+{
+	struct fab_device *target = topology_device_with_addr(dst);
+	bool src_any = fab_addr_is_any((struct sockaddr *)&id->src);
+
+	id->state = ST_ADDR_QUERY;
+	if (!target && (fab_addr_is_any(dst) || fab_addr_is_loopback(dst))) {
+		target = id->dev ? id->dev : topology_first_device();
+		if (!target) {
+			id->state = ST_ADDR_BOUND;
+			return -ENODEV;
+		}
+		if (!id->dev)
+			set_loopback_src(id);
+	} else if (target && src_any) {
+		uint16_t port = fab_addr_port((struct sockaddr *)&id->src);
+
+		memcpy(&id->src, dst, fab_addr_len(dst));
+		fab_addr_set_port((struct sockaddr *)&id->src, port);
+	}
+	if (target) {
+		attach_device(id, target);
+		id->state = ST_ADDR_RESOLVED;
+		fab_queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL);
+		return 0;
+	}
+	if (topology_device_on_subnet(dst)) {
+		fab_timer_add(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0, addr_query_timed_out, 0);
+		return 0;
+	}
+	id->state = ST_ADDR_BOUND;
+	return -ENETUNREACH;
+}
+
+int fab_resolve_addr(struct fab_id *id, const struct sockaddr *src,
+		     const struct sockaddr *dst, int timeout_ms)
+{
+	struct sockaddr_storage any = { .ss_family = dst->sa_family };
+	int err = 0;
+
+	fab_lock();
+	/* resolve_prepare_src: an unbound id is bound first and its port is
+	 * chosen now; user space sees it when it handles ADDR_RESOLVED. A bound
+	 * id ignores src. */
+	if (id->state == ST_IDLE)
+		err = bind_locked(id, src && src->sa_family ? src : (struct sockaddr *)&any);
+	if (!err && id->src.ss_family != dst->sa_family)
+		err = -EINVAL;
+	if (!err && id->state != ST_ADDR_BOUND)
+		err = -EINVAL;
+	if (!err) {
+		memset(&id->dst, 0, sizeof id->dst);
+		memcpy(&id->dst, dst, fab_addr_len(dst));
+		err = resolve_locked(id, dst, timeout_ms);
+	}
+	fab_unlock();
+	return err;
+}
+
+/* cma_resolve_iboe_route: RoCE needs no SA query. It completes at once and
+ * never produces ROUTE_ERROR; its errors are returned by the call. */
+int fab_resolve_route(struct fab_id *id, int timeout_ms)
+{
+	int err = 0;
+
+	fab_lock();
+	if (!timeout_ms || !id->dev || id->state != ST_ADDR_RESOLVED) {
+		err = -EINVAL;
+	} else {
+		id->route_resolved = true;
+		id->state = ST_ROUTE_RESOLVED;
+		fab_queue_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, NULL);
+	}
+	fab_unlock();
+	return err;
+}
+
+/* ---------------------------------------------------------------- listen */
+
+int fab_listen(struct fab_id *id, int backlog)
+{
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	int err = 0;
+
+	fab_lock();
+	/* rdma_listen: an unbound id binds to 0.0.0.0 and an ephemeral port. */
+	if (id->state == ST_IDLE)
+		err = bind_locked(id, (struct sockaddr *)&any);
+	if (!err && id->state != ST_ADDR_BOUND)
+		err = -EINVAL;
+	/* Once listening, an id must be unique on its port even if reusable. */
+	if (!err && id->reuseaddr)
+		err = check_port(id->bind, id, false);
+	if (!err) {
+		id->state = ST_LISTEN;
+		id->reuseaddr = false;
+		id->backlog = backlog > 0 && backlog <= MAX_BACKLOG ? backlog : MAX_BACKLOG;
+	}
+	fab_unlock();
+	return err;
+}
+
+/* ---------------------------------------------------------------- connect */
+
+/* What the receiver of a CM message sees: the sender's depths swapped, and
+ * the private data padded to the message's size. */
+static struct fab_conn_param received(const struct fab_conn_param *sent, uint8_t size)
+{
+	struct fab_conn_param p = *sent;
+
+	p.private_data_len = size;
+	p.responder_resources = sent->initiator_depth;
+	p.initiator_depth = sent->responder_resources;
+	return p;
+}
+
+/* The peer of id receives a REJ with this reason. */
+static void send_rej(struct fab_id *id, int reason, const void *data, uint8_t len)
+{
+	struct fab_id *peer = id->peer;
+	struct fab_conn_param p = { .private_data_len = REJ_PRIVATE };
+
+	id->peer = NULL;
+	if (!peer)
+		return;
+	if (data && len)
+		memcpy(p.private_data, data, len);
+	peer->cm = CM_IDLE;
+	peer->peer = NULL;
+	fab_timer_cancel(peer);
+	fab_queue_event(peer, RDMA_CM_EVENT_REJECTED, reason, &p, NULL);
+}
+
+/* A REQ nobody takes: the REJ the IB CM sends in its place. */
+static void reject_request(struct fab_id *active, int reason)
+{
+	struct fab_conn_param p = { .private_data_len = REJ_PRIVATE };
+
+	active->cm = CM_IDLE;
+	fab_timer_cancel(active);
+	fab_queue_event(active, RDMA_CM_EVENT_REJECTED, reason, &p, NULL);
+}
+
+/* cma_find_listener, per device. No listener on the port on this device
+ * (none at all, or only on another device) means no IB CM listener: the REQ
+ * is rejected with "invalid service id". A listener here whose address or
+ * family does not match fails in cma_ib_req_handler, and the CM rejects as
+ * the consumer. */
+static bool listener_takes(const struct fab_id *l, const struct sockaddr *dst)
+{
+	const struct sockaddr *own = (const void *)&l->src;
+
+	if (!fab_addr_is_any(own))
+		return fab_addr_equal(own, dst);
+	if (own->sa_family == AF_INET)
+		return dst->sa_family == AF_INET;
+	return !l->afonly || dst->sa_family == AF_INET6;
+}
+
+static struct fab_id *find_listener(const struct fab_id *active, struct fab_device *dev, int *reason)
+{
+	const struct sockaddr *dst = (const void *)&active->dst;
+	struct fab_bind *b = bind_find(active->ps, fab_addr_port(dst));
+	bool listening_here = false;
+
+	*reason = REJ_INVALID_SERVICE_ID;
+	for (struct fab_id *l = b ? b->owners : NULL; l; l = l->next_owner) {
+		if (l->state != ST_LISTEN || (l->dev && l->dev != dev))
+			continue;
+		listening_here = true;
+		if (listener_takes(l, dst))
+			return l;
+	}
+	if (listening_here)
+		*reason = REJ_CONSUMER_DEFINED;
+	return NULL;
+}
+
+static void send_req(struct fab_id *active, int unused);
+
+/* The new connection's id, on the listener's channel, with no owner yet. */
+static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *active,
+				     struct fab_device *dev)
+{
+	struct fab_id *conn = new_id(listener->chan, 0, active->ps, active->qp_type);
+
+	if (!conn)
+		return NULL;
+	conn->state = ST_CONNECT;
+	conn->src = active->dst;
+	conn->dst = active->src;
+	conn->afonly = listener->afonly;
+	conn->route_resolved = true;
+	conn->has_cm = true;
+	conn->cm = CM_REQ_RCVD;
+	conn->peer = active;
+	conn->requested_by = listener;
+	conn->req_param = active->req_param;
+	attach_device(conn, dev);
+	return conn;
+}
+
+/* One REQ on the wire. A full backlog drops it silently (ucma returns
+ * -ENOMEM, the CM answers nothing) and the sender tries again later; after
+ * the last try it gives up with UNREACHABLE. */
+static void send_req(struct fab_id *active, int unused)
+{
+	struct fab_device *dev = active->dev;
+	struct fab_id *listener, *conn;
+	struct fab_conn_param req;
+	int reason;
+
+	if (active->cm != CM_REQ_SENT)
+		return;
+	active->req_sends++;
+	listener = find_listener(active, dev, &reason);
+	if (!listener) {
+		reject_request(active, reason);
+		return;
+	}
+	if (listener->pending_requests >= listener->backlog) {
+		if (active->req_sends < CM_SENDS) {
+			fab_timer_add(active, CM_TRY_MS_INITIATOR, send_req, 0);
+		} else {
+			active->cm = CM_IDLE;
+			fab_queue_event(active, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
+		}
+		return;
+	}
+	conn = new_connection(listener, active, dev);
+	if (!conn) {
+		reject_request(active, REJ_CONSUMER_DEFINED);
+		return;
+	}
+	active->peer = conn;
+	listener->pending_requests++;
+	req = received(&active->req_param, REQ_PRIVATE);
+	fab_queue_event(listener, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &req, conn);
+}
+
+int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
+{
+	int err = 0;
+
+	fab_lock();
+	if (!id->dev || id->state != ST_ROUTE_RESOLVED) {
+		err = -EINVAL;
+	} else if (id->qp_type == IBV_QPT_UD) {
+		/* A known gap, said plainly rather than faked. */
+		mock_log("rdma_connect: UD (SIDR) connections are not modelled by the mock");
+		err = -EOPNOTSUPP;
+	} else if (param->private_data_len > REQ_PRIVATE) {
+		err = -EINVAL;
+	} else {
+		id->state = ST_CONNECT;
+		id->has_cm = true;
+		id->initiator = true;
+		id->cm = CM_REQ_SENT;
+		id->req_param = *param;
+		send_req(id, 0);
+	}
+	fab_unlock();
+	return err;
+}
+
+/* ib_send_cm_rej: legal until the connection is established. */
+static bool may_reject(const struct fab_id *id)
+{
+	return id->has_cm && (id->cm == CM_REQ_SENT || id->cm == CM_REQ_RCVD ||
+			      id->cm == CM_REP_SENT || id->cm == CM_REP_RCVD);
+}
+
+static void enter_timewait(struct fab_id *id);
+
+static void reject_locked(struct fab_id *id, int reason, const void *data, uint8_t len)
+{
+	bool after_rep = id->cm == CM_REP_SENT;
+
+	send_rej(id, reason, data, len);
+	if (after_rep)
+		enter_timewait(id);
+	else
+		id->cm = CM_IDLE;
+}
+
+/* cma_accept_ib (REP, passive side) or cma_rep_recv (RTU, active side). An
+ * accept that fails past the state check also rejects the connection, as
+ * rdma_accept's error path does. */
+int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *param)
+{
+	struct fab_id *peer;
+	int err = 0;
+
+	fab_lock();
+	peer = id->peer;
+	if (!id->dev || id->state != ST_CONNECT) {
+		err = -EINVAL;
+	} else if (param && (id->cm != CM_REQ_RCVD || !peer || param->private_data_len > REP_PRIVATE)) {
+		err = -EINVAL;
+	} else if (!param && (id->cm != CM_REP_RCVD || !peer)) {
+		err = -EINVAL;
+	} else if (param) {
+		struct fab_conn_param rep = received(param, REP_PRIVATE);
+
+		id->uid = uid;
+		id->cm = CM_REP_SENT;
+		peer->cm = CM_REP_RCVD;
+		fab_queue_event(peer, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &rep, NULL);
+	} else {
+		id->cm = CM_ESTABLISHED;
+		peer->cm = CM_ESTABLISHED;
+		fab_queue_event(peer, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
+	}
+	if (err && id->dev && id->state == ST_CONNECT && may_reject(id))
+		reject_locked(id, REJ_CONSUMER_DEFINED, NULL, 0);
+	fab_unlock();
+	return err;
+}
+
+/* ucma_reject: reason 0 means "consumer defined"; only that and "vendor
+ * option not supported" (rdma_reject_ece) may be sent. */
+int fab_reject(struct fab_id *id, const void *data, uint8_t len, uint8_t reason)
+{
+	int err = 0;
+
+	if (!reason)
+		reason = REJ_CONSUMER_DEFINED;
+	fab_lock();
+	if (!id->dev || !may_reject(id) || len > REJ_PRIVATE ||
+	    (reason != REJ_CONSUMER_DEFINED && reason != REJ_VENDOR_OPTION_NOT_SUPPORTED))
+		err = -EINVAL;
+	else
+		reject_locked(id, reason, data, len);
+	fab_unlock();
+	return err;
+}
+
+/* ---------------------------------------------------------------- teardown */
+
+static void timewait_over(struct fab_id *id, int unused)
+{
+	id->cm = CM_IDLE;
+	fab_queue_event(id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, NULL);
+}
+
+/* cm_enter_timewait: TIMEWAIT_EXIT follows, but cma_ib_handler passes it on
+ * only for an id that reported DISCONNECTED. */
+static void enter_timewait(struct fab_id *id)
+{
+	id->cm = CM_TIMEWAIT;
+	fab_timer_cancel(id);
+	if (id->disconnected)
+		fab_timer_add(id, TIMEWAIT_MS, timewait_over, 0);
+}
+
+static void disconnected(struct fab_id *id, int status)
+{
+	fab_queue_event(id, RDMA_CM_EVENT_DISCONNECTED, status, NULL, NULL);
+}
+
+/* Every DREQ try went unanswered (IB_CM_DREQ_ERROR). */
+static void dreq_timed_out(struct fab_id *id, int unused)
+{
+	if (id->cm != CM_DREQ_SENT)
+		return;
+	disconnected(id, -ETIMEDOUT);
+	enter_timewait(id);
+}
+
+/* ESTABLISHED -> DREQ_SENT; the peer learns of it at once. */
+static void send_dreq(struct fab_id *id)
+{
+	unsigned try_ms = id->initiator ? CM_TRY_MS_INITIATOR : CM_TRY_MS_RESPONDER;
+
+	id->cm = CM_DREQ_SENT;
+	fab_timer_add(id, try_ms * CM_SENDS, dreq_timed_out, 0);
+	if (id->peer && id->peer->cm == CM_ESTABLISHED) {
+		id->peer->cm = CM_DREQ_RCVD;
+		disconnected(id->peer, 0);
+	}
+}
+
+/* DREQ_RCVD -> TIMEWAIT; the side that sent the DREQ is done too. */
+static void send_drep(struct fab_id *id)
+{
+	struct fab_id *peer = id->peer;
+
+	enter_timewait(id);
+	if (peer && peer->cm == CM_DREQ_SENT) {
+		disconnected(peer, 0);
+		enter_timewait(peer);
+	}
+}
+
+/* rdma_disconnect: -EINVAL for an id that never talked CM; otherwise a DREQ
+ * or a DREP as the state allows, and 0 even when neither applies. */
+int fab_disconnect(struct fab_id *id)
+{
+	int err = 0;
+
+	fab_lock();
+	if (!id->dev || !id->has_cm)
+		err = -EINVAL;
+	else if (id->cm == CM_ESTABLISHED)
+		send_dreq(id);
+	else if (id->cm == CM_DREQ_RCVD)
+		send_drep(id);
+	fab_unlock();
+	return err;
+}
+
+/* cm_destroy_id: what a dying id says to its peer. */
+static void say_goodbye(struct fab_id *id)
+{
+	switch (id->cm) {
+	case CM_REQ_SENT:
+		send_rej(id, REJ_TIMEOUT, NULL, 0);
+		break;
+	case CM_REQ_RCVD:
+	case CM_REP_SENT:
+	case CM_REP_RCVD:
+		send_rej(id, REJ_CONSUMER_DEFINED, NULL, 0);
+		break;
+	case CM_ESTABLISHED:
+		send_dreq(id);
+		break;
+	case CM_DREQ_RCVD:
+		send_drep(id);
+		break;
+	default:
+		break;
+	}
+	if (id->peer)
+		id->peer->peer = NULL;
+	id->peer = NULL;
+}
+
+void fab_destroy_unreported_locked(struct fab_id *id)
+{
+	struct fab_id **pos;
+
+	say_goodbye(id);
+	fab_drop_request(id);
+	fab_timer_cancel(id);
+	if (id->chan)
+		fab_drop_events(id, id->chan);
+	bind_release(id);
+	if (id->dev)
+		id->dev->users--;
+	for (pos = &fab.live; *pos != id; pos = &(*pos)->next_live)
+		;
+	*pos = id->next_live;
+	fab.nlive--;
+	free(id);
+}
+
+int fab_destroy_id(struct fab_id *id)
+{
+	int reported;
+
+	fab_lock();
+	reported = (int)id->events_reported;
+	fab_destroy_unreported_locked(id);
+	fab_unlock();
+	return reported;
+}
+
+int fab_migrate_id(struct fab_id *id, struct fab_chan *to)
+{
+	struct fab_chan *from;
+	int reported;
+
+	fab_lock();
+	from = id->chan;
+	id->chan = to;
+	fab_move_events(id, from);
+	reported = (int)id->events_reported;
+	fab_unlock();
+	return reported;
+}
+
+/* ---------------------------------------------------------------- options */
+
+/* ucma_set_option_id: rdma_set_reuseaddr / rdma_set_afonly rules; TOS and
+ * ACK_TIMEOUT are kept (they shape nothing the mock models yet). */
+static int set_id_option(struct fab_id *id, int optname, const void *optval, size_t optlen)
+{
+	int on;
+
+	switch (optname) {
+	case RDMA_OPTION_ID_TOS:
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		if (optlen != sizeof(uint8_t))
+			return -EINVAL;
+		if (optname == RDMA_OPTION_ID_TOS)
+			id->tos = *(const uint8_t *)optval;
+		else
+			id->ack_timeout = *(const uint8_t *)optval;
+		return 0;
+	case RDMA_OPTION_ID_REUSEADDR:
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int))
+			return -EINVAL;
+		on = *(const int *)optval != 0;
+		if (optname == RDMA_OPTION_ID_REUSEADDR) {
+			if (!((on && id->state != ST_LISTEN) || id->state == ST_IDLE))
+				return -EINVAL;
+			id->reuseaddr = on;
+		} else {
+			if (id->state != ST_IDLE && id->state != ST_ADDR_BOUND)
+				return -EINVAL;
+			id->afonly = on;
+			id->afonly_set = true;
+		}
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
+
+int fab_set_option(struct fab_id *id, int level, int optname, const void *optval, size_t optlen)
+{
+	int err;
+
+	if (!optval)
+		return -EFAULT;
+	if (level != RDMA_OPTION_ID) {
+		mock_log("rdma_set_option: level %d (IB path records) is not modelled by the mock", level);
+		return -ENOSYS;
+	}
+	fab_lock();
+	err = set_id_option(id, optname, optval, optlen);
+	fab_unlock();
+	return err;
+}

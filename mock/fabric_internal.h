@@ -1,0 +1,151 @@
+/* The fabric's own state, shared by fabric.c (lock, channels, events,
+ * timers), fabric_cm.c (the CM state machine) and topology.c (devices).
+ * Nothing outside those files includes this. */
+#ifndef RDMAMOCK_FABRIC_INTERNAL_H
+#define RDMAMOCK_FABRIC_INTERNAL_H
+
+#include <pthread.h>
+
+#include "fabric.h"
+
+struct fab_device {
+	struct fab_device *next;
+	unsigned serial;
+	char name[FAB_NAME_MAX];
+	enum rdmamock_personality personality;
+	__be64 guid;
+	int naddrs;
+	struct sockaddr_storage addrs[FAB_MAX_ADDRS];
+	int prefix[FAB_MAX_ADDRS];
+	int users; /* CM ids attached to it */
+};
+
+/* The kernel's rdma_cm_state, as far as the mock needs it. */
+enum fab_state {
+	ST_IDLE,
+	ST_ADDR_QUERY,
+	ST_ADDR_RESOLVED,
+	ST_ROUTE_QUERY,
+	ST_ROUTE_RESOLVED,
+	ST_CONNECT,
+	ST_ADDR_BOUND,
+	ST_LISTEN,
+};
+
+/* The IB CM's connection states (RoCE uses the IB CM). */
+enum fab_cm_state {
+	CM_IDLE,
+	CM_REQ_SENT,
+	CM_REQ_RCVD,
+	CM_REP_SENT,
+	CM_REP_RCVD,
+	CM_ESTABLISHED,
+	CM_DREQ_SENT,
+	CM_DREQ_RCVD,
+	CM_TIMEWAIT,
+};
+
+struct fab_bind; /* the owners of one port in one port space */
+
+struct fab_id {
+	struct fab_id *next_live;
+	struct fab_chan *chan;
+	uint64_t uid; /* 0 for a new connection until it is accepted */
+	enum rdma_port_space ps;
+	enum ibv_qp_type qp_type;
+	enum fab_state state;
+	struct sockaddr_storage src, dst;
+	struct fab_device *dev;
+	struct fab_bind *bind;
+	struct fab_id *next_owner; /* in bind->owners */
+	bool afonly;
+	bool afonly_set; /* by rdma_set_option, so bind keeps it */
+	bool reuseaddr;
+	uint8_t tos;
+	uint8_t ack_timeout;
+	bool route_resolved;
+	int backlog;
+	int pending_requests; /* listener: requests not yet fetched */
+	bool has_cm;          /* the id has exchanged CM messages */
+	bool initiator;       /* it sent the REQ */
+	bool disconnected;    /* DISCONNECTED was generated: only TIMEWAIT_EXIT follows */
+	int req_sends;        /* REQs sent for this connection */
+	struct fab_conn_param req_param; /* what the REQ carries */
+	enum fab_cm_state cm;
+	struct fab_id *peer;
+	struct fab_id *requested_by; /* listener, while the request is queued */
+	unsigned events_reported;
+};
+
+struct fab_queued {
+	struct fab_queued *next;
+	struct fab_id *id; /* whose event it is (the listener for requests) */
+	struct fab_event ev;
+};
+
+struct fab_chan {
+	int fd; /* eventfd in semaphore mode: its count = queued events */
+	struct fab_queued *head, *tail;
+};
+
+/* Deferred work: fires on the fabric's timer thread, under the lock. */
+struct fab_timer {
+	struct fab_timer *next;
+	uint64_t due_ns;
+	struct fab_id *id;
+	void (*fire)(struct fab_id *id, int arg);
+	int arg;
+};
+
+struct fabric {
+	pthread_mutex_t lock;
+	struct fab_device *devices;
+	unsigned next_serial;
+	struct fab_id *live;
+	int nlive;
+	struct fab_timer *timers; /* sorted by due time */
+	pthread_cond_t timer_cond;
+	bool timer_running;
+	unsigned last_used_port;
+	unsigned rand_state;
+};
+
+extern struct fabric fab;
+
+void fab_lock(void);
+void fab_unlock(void);
+
+/* Events and timers (fabric.c); callers hold the lock. */
+void fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
+		     const struct fab_conn_param *param, struct fab_id *conn_id);
+void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
+void fab_timer_add(struct fab_id *id, unsigned ms, void (*fire)(struct fab_id *, int), int arg);
+void fab_timer_cancel(struct fab_id *id);
+/* Events queued on chan for id are moved to id's current channel. */
+void fab_move_events(struct fab_id *id, struct fab_chan *from);
+void fab_drop_request(struct fab_id *conn);
+
+/* Devices (topology.c); callers hold the lock. */
+void topology_init_locked(void);
+struct fab_device *topology_device_with_addr(const struct sockaddr *addr);
+struct fab_device *topology_device_on_subnet(const struct sockaddr *addr);
+struct fab_device *topology_first_device(void);
+int topology_load_locked(const char *spec);
+int topology_format_locked(char *buf, size_t len);
+int topology_device_add_locked(const char *name, enum rdmamock_personality p);
+int topology_device_add_addr_locked(const char *name, const char *addr);
+int topology_device_remove_locked(const char *name);
+
+/* Addresses (fabric_cm.c helpers used by topology.c too). */
+bool fab_addr_is_any(const struct sockaddr *addr);
+bool fab_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+bool fab_addr_is_loopback(const struct sockaddr *addr);
+socklen_t fab_addr_len(const struct sockaddr *addr);
+uint16_t fab_addr_port(const struct sockaddr *addr); /* host order */
+void fab_addr_set_port(struct sockaddr *addr, uint16_t port);
+void fab_addr_to_gid(const struct sockaddr *addr, union ibv_gid *gid);
+
+/* Tear an id down as rdma_destroy_id does, lock held (fabric_cm.c). */
+void fab_destroy_unreported_locked(struct fab_id *id);
+
+#endif

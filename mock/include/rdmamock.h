@@ -1,0 +1,60 @@
+/* rdmamock.h: the control API of librdmamock, the fake fabric behind the
+ * drop-in librdmacm.so.1 / libibverbs.so.1.
+ *
+ * Programs that only use rdma-core's API need none of this: they run on the
+ * mock unmodified with LD_LIBRARY_PATH=build/mock/lib. This header is for
+ * tests that shape the fabric (devices, addresses) or observe it.
+ *
+ * Every call returns 0 on success or a negative errno value, and prints
+ * nothing; rdmamock_strerror-style messages are the caller's business.
+ * Link with -lrdmamock (build/mock/lib) or look the calls up with dlsym. */
+#ifndef RDMAMOCK_H
+#define RDMAMOCK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The mock's version string, "rdmamock <major>.<minor>". Its presence
+ * (dlsym(RTLD_DEFAULT, "rdmamock_version")) is how a program tells that it
+ * runs on the mock. */
+const char *rdmamock_version(void);
+
+/* Device personalities: how a device answers vendor-specific calls. */
+enum rdmamock_personality {
+	RDMAMOCK_GENERIC = 0, /* a non-mlx5 RoCE device, like rxe */
+	RDMAMOCK_MLX5 = 1,    /* an mlx5 RoCE device (ConnectX) */
+};
+
+/* Replace the whole topology. The spec is the syntax of RDMAMOCK_TOPOLOGY:
+ *   device[;device...]    device = NAME=PERSONALITY:ADDR[,ADDR...]
+ * PERSONALITY is "mlx5" or "generic"; ADDR is an IPv4 or IPv6 address with an
+ * optional /PREFIX (default /32 or /128) naming the subnet the device is on.
+ * The empty string means no devices. Fails with -EBUSY while any CM id
+ * exists, -EINVAL (and nothing changed) on a syntax error. */
+int rdmamock_topology_load(const char *spec);
+
+/* The topology in the same syntax, written into buf (always terminated).
+ * Returns the length the full text needs, like snprintf. */
+int rdmamock_topology_format(char *buf, size_t len);
+
+/* Add a device with no addresses; -EEXIST if the name is taken, -EINVAL for
+ * a bad name or personality. */
+int rdmamock_device_add(const char *name, enum rdmamock_personality personality);
+
+/* Give a device one more address ("192.0.2.1/24", "::1"); -ENODEV for an
+ * unknown device, -EINVAL for a bad address, -EEXIST if any device already
+ * has that address. */
+int rdmamock_device_add_addr(const char *name, const char *addr);
+
+/* Remove a device; -ENODEV if unknown, -EBUSY while a CM id uses it. An
+ * open verbs context of a removed device fails its calls with ENODEV. */
+int rdmamock_device_remove(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,35 @@
+/* Messages from the mock: one line each on stderr. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mock.h"
+
+static void vlog(const char *prefix, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	fprintf(stderr, "rdmamock: %s%s\n", prefix, line);
+}
+
+void mock_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void mock_abort(const char *call, const char *fmt, ...)
+{
+	char prefix[128];
+	va_list ap;
+
+	snprintf(prefix, sizeof prefix, "%s: ", call);
+	va_start(ap, fmt);
+	vlog(prefix, fmt, ap);
+	va_end(ap);
+	abort();
+}

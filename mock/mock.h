@@ -1,0 +1,69 @@
+/* Internal to librdmamock and the drop-in libraries: messages, aborts on
+ * caller bugs, and fault points. Nothing here is part of rdmamock.h. */
+#ifndef RDMAMOCK_MOCK_H
+#define RDMAMOCK_MOCK_H
+
+#include <errno.h>
+#include <stdbool.h>
+
+/* Symbols a drop-in library exports; everything else stays hidden. The
+ * version scripts (the .map files) then give each its rdma-core version. */
+#define MOCK_EXPORT __attribute__((visibility("default")))
+
+/* One line on stderr, prefixed "rdmamock: ". */
+void mock_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The caller did something upstream would crash on (a NULL it dereferences):
+ * say which call and why in one line, then abort, so the bug is obvious. */
+_Noreturn void mock_abort(const char *call, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define MOCK_REQUIRE(cond, call, ...)                  \
+	do {                                           \
+		if (!(cond))                           \
+			mock_abort((call), __VA_ARGS__); \
+	} while (0)
+
+/* Fault points (libfiu): every public entry point asks once, by the name
+ * "rdmamock/<library>/<function>". When the point is enabled and fires, the
+ * call fails with the errno given as the point's failinfo (EIO if 0). */
+bool mock_fault(const char *point, int *err);
+
+#define FAULT_NAME(lib, fn) "rdmamock/" lib "/" fn
+
+/* -1 and errno (most librdmacm calls, ibv_*_device). */
+#define FAULT_MINUS1(lib, fn)                                    \
+	do {                                                     \
+		int fault_err_;                                  \
+		if (mock_fault(FAULT_NAME(lib, fn), &fault_err_)) { \
+			errno = fault_err_;                      \
+			return -1;                               \
+		}                                                \
+	} while (0)
+
+/* NULL and errno (constructors). */
+#define FAULT_NULL(lib, fn)                                      \
+	do {                                                     \
+		int fault_err_;                                  \
+		if (mock_fault(FAULT_NAME(lib, fn), &fault_err_)) { \
+			errno = fault_err_;                      \
+			return NULL;                             \
+		}                                                \
+	} while (0)
+
+/* A positive errno value returned, errno untouched (verbs, mlx5dv). */
+#define FAULT_POSITIVE(lib, fn)                                  \
+	do {                                                     \
+		int fault_err_;                                  \
+		if (mock_fault(FAULT_NAME(lib, fn), &fault_err_)) \
+			return fault_err_;                       \
+	} while (0)
+
+/* Store e in errno and return -1: the librdmacm convention. */
+static inline int mock_errno(int e)
+{
+	errno = e;
+	return -1;
+}
+
+#endif

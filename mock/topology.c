@@ -1,0 +1,452 @@
+/* Devices and their addresses: the default topology, RDMAMOCK_TOPOLOGY,
+ * and the lookups the CM and verbs layers make. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_internal.h"
+#include "mock.h"
+
+/* An mlx5 device at 127.0.0.1 and ::1, and a generic one (like rxe) at
+ * 127.0.0.2: enough for a client and a server on either personality. */
+#define DEFAULT_TOPOLOGY "mlx5_0=mlx5:127.0.0.1,::1;rxe0=generic:127.0.0.2"
+
+static const char *personality_name(enum rdmamock_personality p)
+{
+	return p == RDMAMOCK_MLX5 ? "mlx5" : "generic";
+}
+
+/* Mellanox's OUI for mlx5; a locally administered EUI-64 for the rest. */
+static __be64 make_guid(enum rdmamock_personality p, unsigned serial)
+{
+	uint64_t base = p == RDMAMOCK_MLX5 ? 0x0002c90300000000ull : 0x020000fffe000000ull;
+
+	return htobe64(base | serial);
+}
+
+static bool valid_name(const char *name, size_t len)
+{
+	if (len == 0 || len >= FAB_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("_.-", name[i]))
+			return false;
+	return true;
+}
+
+/* "192.0.2.1/24", "::1": the address with port 0, and its prefix. */
+static int parse_addr(const char *text, size_t len, struct sockaddr_storage *ss, int *prefix)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	struct sockaddr_in *in = (void *)ss;
+	struct sockaddr_in6 *in6 = (void *)ss;
+	int max;
+
+	if (len == 0 || len >= sizeof buf)
+		return -EINVAL;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	memset(ss, 0, sizeof *ss);
+	if (inet_pton(AF_INET, buf, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		max = 32;
+	} else if (inet_pton(AF_INET6, buf, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		max = 128;
+	} else {
+		return -EINVAL;
+	}
+	if (fab_addr_is_any((struct sockaddr *)ss))
+		return -EINVAL;
+	*prefix = max;
+	if (slash) {
+		long p = strtol(slash + 1, &end, 10);
+
+		if (*end || end == slash + 1 || p < 0 || p > max)
+			return -EINVAL;
+		*prefix = (int)p;
+	}
+	return 0;
+}
+
+static struct fab_device *find_in(struct fab_device *list, const char *name)
+{
+	for (; list; list = list->next)
+		if (!strcmp(list->name, name))
+			return list;
+	return NULL;
+}
+
+static bool addr_taken(struct fab_device *list, const struct sockaddr *addr)
+{
+	for (; list; list = list->next)
+		for (int i = 0; i < list->naddrs; i++)
+			if (fab_addr_equal((struct sockaddr *)&list->addrs[i], addr))
+				return true;
+	return false;
+}
+
+static struct fab_device *new_device(const char *name, size_t len, enum rdmamock_personality p)
+{
+	struct fab_device *dev = calloc(1, sizeof *dev);
+
+	if (!dev)
+		return NULL;
+	memcpy(dev->name, name, len);
+	dev->personality = p;
+	dev->serial = fab.next_serial++;
+	dev->guid = make_guid(p, dev->serial);
+	return dev;
+}
+
+static int add_addr(struct fab_device *list, struct fab_device *dev, const char *text, size_t len)
+{
+	struct sockaddr_storage ss;
+	int prefix, err = parse_addr(text, len, &ss, &prefix);
+
+	if (err)
+		return err;
+	if (addr_taken(list, (struct sockaddr *)&ss))
+		return -EEXIST;
+	if (dev->naddrs == FAB_MAX_ADDRS)
+		return -ENOSPC;
+	dev->addrs[dev->naddrs] = ss;
+	dev->prefix[dev->naddrs++] = prefix;
+	return 0;
+}
+
+static void free_list(struct fab_device *list)
+{
+	while (list) {
+		struct fab_device *next = list->next;
+
+		free(list);
+		list = next;
+	}
+}
+
+static int parse_personality(const char *text, size_t len, enum rdmamock_personality *p)
+{
+	if (len == 4 && !strncmp(text, "mlx5", 4))
+		*p = RDMAMOCK_MLX5;
+	else if (len == 7 && !strncmp(text, "generic", 7))
+		*p = RDMAMOCK_GENERIC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* One "NAME=PERSONALITY:ADDR,ADDR" entry appended to *list. */
+static int parse_device(const char *s, const char *end, struct fab_device **list)
+{
+	const char *eq = memchr(s, '=', (size_t)(end - s)), *colon, *addrs;
+	enum rdmamock_personality p;
+	struct fab_device *dev, **tail;
+	int err;
+
+	if (!eq || !valid_name(s, (size_t)(eq - s)))
+		return -EINVAL;
+	colon = memchr(eq, ':', (size_t)(end - eq));
+	err = parse_personality(eq + 1, (size_t)((colon ? colon : end) - eq - 1), &p);
+	if (err)
+		return err;
+	dev = new_device(s, (size_t)(eq - s), p);
+	if (!dev)
+		return -ENOMEM;
+	if (find_in(*list, dev->name)) {
+		free(dev);
+		return -EINVAL;
+	}
+	for (tail = list; *tail; tail = &(*tail)->next)
+		;
+	*tail = dev;
+	for (addrs = colon ? colon + 1 : end; addrs < end;) {
+		const char *comma = memchr(addrs, ',', (size_t)(end - addrs));
+		const char *stop = comma ? comma : end;
+
+		err = add_addr(*list, dev, addrs, (size_t)(stop - addrs));
+		if (err)
+			return err == -EEXIST ? -EINVAL : err;
+		addrs = comma ? comma + 1 : end;
+	}
+	return 0;
+}
+
+static int parse_topology(const char *spec, struct fab_device **out)
+{
+	char *copy = strdup(spec), *src, *dst;
+	const char *s, *end;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	/* White space is allowed anywhere and means nothing. */
+	for (src = dst = copy; *src; src++)
+		if (!isspace((unsigned char)*src))
+			*dst++ = *src;
+	*dst = '\0';
+	*out = NULL;
+	for (s = copy; *s && !err; s = *end ? end + 1 : end) {
+		end = strchr(s, ';');
+		if (!end)
+			end = s + strlen(s);
+		if (end > s)
+			err = parse_device(s, end, out);
+	}
+	free(copy);
+	if (err) {
+		free_list(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int topology_load_locked(const char *spec)
+{
+	struct fab_device *list, *dev;
+	int err;
+
+	for (dev = fab.devices; dev; dev = dev->next)
+		if (dev->users)
+			return -EBUSY;
+	if (fab.nlive)
+		return -EBUSY;
+	err = parse_topology(spec, &list);
+	if (err)
+		return err;
+	free_list(fab.devices);
+	fab.devices = list;
+	return 0;
+}
+
+void topology_init_locked(void)
+{
+	const char *spec = getenv("RDMAMOCK_TOPOLOGY");
+	int err;
+
+	if (!spec)
+		spec = DEFAULT_TOPOLOGY;
+	err = topology_load_locked(spec);
+	if (err)
+		mock_abort("RDMAMOCK_TOPOLOGY", "cannot use \"%s\": %s (expected NAME=mlx5|generic:ADDR[/PREFIX][,ADDR...][;...])",
+			   spec, strerror(-err));
+}
+
+int topology_format_locked(char *buf, size_t len)
+{
+	size_t used = 0;
+	int n;
+
+#define APPEND(...)                                                              \
+	do {                                                                     \
+		n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, \
+			     __VA_ARGS__);                                       \
+		used += (size_t)n;                                               \
+	} while (0)
+	if (len)
+		buf[0] = '\0';
+	for (struct fab_device *dev = fab.devices; dev; dev = dev->next) {
+		APPEND("%s%s=%s:", dev == fab.devices ? "" : ";", dev->name,
+		       personality_name(dev->personality));
+		for (int i = 0; i < dev->naddrs; i++) {
+			char text[INET6_ADDRSTRLEN];
+			const struct sockaddr *sa = (void *)&dev->addrs[i];
+			const void *raw = sa->sa_family == AF_INET
+				? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+				: (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+			inet_ntop(sa->sa_family, raw, text, sizeof text);
+			APPEND("%s%s/%d", i ? "," : "", text, dev->prefix[i]);
+		}
+	}
+#undef APPEND
+	return (int)used;
+}
+
+int topology_device_add_locked(const char *name, enum rdmamock_personality p)
+{
+	struct fab_device *dev, **tail;
+
+	if (!name || !valid_name(name, strlen(name)) ||
+	    (p != RDMAMOCK_MLX5 && p != RDMAMOCK_GENERIC))
+		return -EINVAL;
+	if (find_in(fab.devices, name))
+		return -EEXIST;
+	dev = new_device(name, strlen(name), p);
+	if (!dev)
+		return -ENOMEM;
+	for (tail = &fab.devices; *tail; tail = &(*tail)->next)
+		;
+	*tail = dev;
+	return 0;
+}
+
+int topology_device_add_addr_locked(const char *name, const char *addr)
+{
+	struct fab_device *dev = name ? find_in(fab.devices, name) : NULL;
+
+	if (!dev)
+		return -ENODEV;
+	if (!addr)
+		return -EINVAL;
+	return add_addr(fab.devices, dev, addr, strlen(addr));
+}
+
+int topology_device_remove_locked(const char *name)
+{
+	struct fab_device **pos;
+
+	for (pos = &fab.devices; *pos; pos = &(*pos)->next) {
+		struct fab_device *dev = *pos;
+
+		if (name && !strcmp(dev->name, name)) {
+			if (dev->users)
+				return -EBUSY;
+			*pos = dev->next;
+			free(dev);
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+struct fab_device *topology_device_with_addr(const struct sockaddr *addr)
+{
+	for (struct fab_device *dev = fab.devices; dev; dev = dev->next)
+		for (int i = 0; i < dev->naddrs; i++)
+			if (fab_addr_equal((struct sockaddr *)&dev->addrs[i], addr))
+				return dev;
+	return NULL;
+}
+
+static bool prefix_match(const uint8_t *a, const uint8_t *b, int bits)
+{
+	int bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, (size_t)bytes))
+		return false;
+	return !rest || ((a[bytes] ^ b[bytes]) & (0xff << (8 - rest))) == 0;
+}
+
+static const uint8_t *raw_addr(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+	return (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+}
+
+struct fab_device *topology_device_on_subnet(const struct sockaddr *addr)
+{
+	for (struct fab_device *dev = fab.devices; dev; dev = dev->next)
+		for (int i = 0; i < dev->naddrs; i++) {
+			const struct sockaddr *own = (void *)&dev->addrs[i];
+
+			if (own->sa_family == addr->sa_family &&
+			    prefix_match(raw_addr(own), raw_addr(addr), dev->prefix[i]))
+				return dev;
+		}
+	return NULL;
+}
+
+struct fab_device *topology_first_device(void)
+{
+	return fab.devices;
+}
+
+/* ---------------------------------------------------------------- verbs view */
+
+static void snapshot(const struct fab_device *dev, struct fab_device_info *out)
+{
+	memset(out, 0, sizeof *out);
+	out->serial = dev->serial;
+	memcpy(out->name, dev->name, sizeof out->name);
+	out->personality = dev->personality;
+	out->guid = dev->guid;
+	out->naddrs = dev->naddrs;
+	memcpy(out->addrs, dev->addrs, sizeof out->addrs);
+}
+
+static struct fab_device *by_serial(unsigned serial)
+{
+	struct fab_device *dev;
+
+	for (dev = fab.devices; dev && dev->serial != serial; dev = dev->next)
+		;
+	return dev;
+}
+
+int fab_device_list(struct fab_device_info **out, int *count)
+{
+	struct fab_device *dev;
+	int n = 0;
+
+	fab_lock();
+	for (dev = fab.devices; dev; dev = dev->next)
+		n++;
+	*out = calloc((size_t)n + 1, sizeof **out);
+	if (!*out) {
+		fab_unlock();
+		return -ENOMEM;
+	}
+	n = 0;
+	for (dev = fab.devices; dev; dev = dev->next)
+		snapshot(dev, &(*out)[n++]);
+	*count = n;
+	fab_unlock();
+	return 0;
+}
+
+int fab_device_by_serial(unsigned serial, struct fab_device_info *out)
+{
+	struct fab_device *dev;
+
+	fab_lock();
+	dev = by_serial(serial);
+	if (dev)
+		snapshot(dev, out);
+	fab_unlock();
+	return dev ? 0 : -ENODEV;
+}
+
+int fab_device_by_guid(__be64 guid, struct fab_device_info *out)
+{
+	struct fab_device *dev;
+
+	fab_lock();
+	for (dev = fab.devices; dev && dev->guid != guid; dev = dev->next)
+		;
+	if (dev)
+		snapshot(dev, out);
+	fab_unlock();
+	return dev ? 0 : -ENODEV;
+}
+
+int fab_device_gid(unsigned serial, int index, union ibv_gid *gid)
+{
+	struct fab_device *dev;
+	int err = 0;
+
+	fab_lock();
+	dev = by_serial(serial);
+	if (!dev) {
+		err = -ENODEV;
+	} else if (index < 0 || index > dev->naddrs) {
+		err = -EINVAL;
+	} else if (index == 0) {
+		/* The default GID: link-local, interface id from the GUID. */
+		memset(gid, 0, sizeof *gid);
+		gid->raw[0] = 0xfe;
+		gid->raw[1] = 0x80;
+		memcpy(&gid->raw[8], &dev->guid, 8);
+	} else {
+		fab_addr_to_gid((struct sockaddr *)&dev->addrs[index - 1], gid);
+	}
+	fab_unlock();
+	return err;
+}
