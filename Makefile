@@ -6,6 +6,7 @@
 .DELETE_ON_ERROR:
 MAKEFLAGS += --no-builtin-rules
 SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
 BUILD    ?= build
 COVERAGE ?= 0
@@ -19,6 +20,9 @@ endif
 
 ifeq ($(V),1)
 Q :=
+msg =
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
 msg =
 else
 Q := @
@@ -105,7 +109,7 @@ mock: $(MOCK_LIBS)
 
 # ---------------------------------------------------------------- suite
 SUITEOBJ := $(BUILD)/conformance/obj
-SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures
+SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures $(FIU_CFLAGS)
 RUNNER_SRC := conformance/runner.c conformance/report.c conformance/backend.c
 TEST_SRC   := $(filter-out $(RUNNER_SRC),$(wildcard conformance/*.c)) \
               $(wildcard fixtures/*.c)
@@ -156,3 +160,55 @@ suite: $(RC_MOCK) $(RC_REAL)
 .PHONY: all mock suite FORCE
 all: mock suite
 .DEFAULT_GOAL := all
+
+# ---------------------------------------------------------------- examples
+# Built against the system's rdma-core only: they are the drop-in test.
+EXAMPLES := $(BUILD)/examples/port_probe
+$(BUILD)/examples/%: examples/%.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lrdmacm
+
+examples: $(EXAMPLES)
+all: examples $(RC_SELFTEST)
+
+# ---------------------------------------------------------------- run, check
+RESULTS := $(BUILD)/results
+
+# The main job: the suite on the mock and on the system's rdma-core, then
+# the clause matrix of both.
+run: all
+	@mkdir -p $(RESULTS)
+	@rc=0; \
+	$(RC_MOCK) --timeout $(TIMEOUT) --tap $(RESULTS)/mock.tap --junit $(RESULTS)/mock.xml \
+	  --results $(RESULTS)/mock.tsv || rc=1; \
+	$(RC_REAL) --timeout $(TIMEOUT) --tap $(RESULTS)/real.tap --junit $(RESULTS)/real.xml \
+	  --results $(RESULTS)/real.tsv || rc=1; \
+	$(RC_MOCK) --matrix $(RESULTS)/matrix.md --column mock=$(RESULTS)/mock.tsv \
+	  --column real=$(RESULTS)/real.tsv || rc=1; \
+	echo; cat $(RESULTS)/matrix.md; \
+	echo; echo "results: $(RESULTS)/{mock,real}.{tap,xml,tsv}, matrix: $(RESULTS)/matrix.md"; \
+	exit $$rc
+
+check: all
+	@TIMEOUT=$(TIMEOUT) bash ci/check.sh $(BUILD)
+
+deps:
+	@bash ci/deps.sh ci/packages.txt
+
+clean:
+	rm -rf $(BUILD)
+
+include coverage/coverage.mk
+
+.PHONY: examples run check deps clean
+
+# Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
+fault-points:
+	@for f in mock/*.c; do \
+	  lib=$$(sed -n 's/^#define LIB "\(.*\)"/\1/p' $$f); \
+	  grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z_]+"\)|FAULT_NAME\(LIB, "[a-z_]+"\)' $$f | \
+	    sed -E "s|.*\"([a-z_]+)\".*|rdmamock/$$lib/\1|"; \
+	done | sort -u
+
+.PHONY: fault-points

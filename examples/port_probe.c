@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1,
 					 .retry_count = 7, .rnr_retry_count = 7 };
 	struct rdma_event_channel *server_ch, *client_ch;
-	struct rdma_cm_id *listener, *client, *server;
+	struct rdma_cm_id *listener = NULL, *client = NULL, *server;
 	struct rdma_cm_event *ev;
 	struct sockaddr_storage addr;
 	unsigned client_port;

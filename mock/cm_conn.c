@@ -45,7 +45,8 @@ static struct fab_conn_param to_fabric(struct cm_id *cid, const struct rdma_conn
 	};
 	size_t len = cid->connect_len;
 
-	memcpy(p.private_data, cid->connect, len);
+	if (len)
+		memcpy(p.private_data, cid->connect, len);
 	if (src) {
 		p.flow_control = src->flow_control;
 		p.retry_count = src->retry_count;

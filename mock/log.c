@@ -5,6 +5,7 @@
 
 #include "mock.h"
 
+__attribute__((format(printf, 2, 0)))
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
 	char line[512];

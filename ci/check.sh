@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make check: the runner checked on its own list, the suite on the mock with
+# its TAP and JUnit validated, the drop-in test, and the suite on the real
+# rdma-core (all skips without a device). Ends with one summary line.
+#   ci/check.sh BUILD_DIR
+set -euo pipefail
+build=$1
+out=$build/check
+mkdir -p "$out"
+conf=$build/conformance
+step() { printf '\n== %s\n' "$*"; }
+
+step "runner self-test"
+bash ci/check-runner.sh "$conf/runner-selftest" "$out/runner"
+
+step "conformance suite on the mock"
+"$conf/rdmacheck-mock" --timeout "${TIMEOUT:-30}" --tap "$out/mock.tap" \
+	--junit "$out/mock.xml" --results "$out/mock.tsv"
+prove --exec cat "$out/mock.tap" >"$out/prove.log" 2>&1 || {
+	cat "$out/prove.log"; echo "check: prove rejected $out/mock.tap" >&2; exit 1; }
+tail -n 1 "$out/prove.log"
+xmllint --noout "$out/mock.xml"
+echo "xmllint: $out/mock.xml is one well-formed document"
+
+step "drop-in: a program built against the system's librdmacm, on the mock"
+bash ci/check-dropin.sh "$build/examples/port_probe" "$build/mock/lib"
+
+step "fault points from outside: fiu-run on an unmodified program"
+bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"
+
+step "conformance suite on the system's rdma-core"
+"$conf/rdmacheck-real" --timeout "${TIMEOUT:-30}" --tap "$out/real.tap" \
+	--junit "$out/real.xml" --results "$out/real.tsv"
+prove --exec cat "$out/real.tap" >/dev/null
+xmllint --noout "$out/real.xml"
+
+step "summary"
+awk -F '\t' '!/^#/ { n[$3]++ } END { printf "check: %d passed, %d failed, %d skipped\n", n["pass"], n["fail"], n["skip"] }' \
+	"$out/mock.tsv" "$out/real.tsv"

@@ -1,0 +1,153 @@
+/* API covered: rdma_get_dst_port() in every state of a connection.
+ * Ports are compared in host order (fx_dst_port); the byte order itself
+ * has a clause of its own. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "fixtures.h"
+
+/* ---------------------------------------------------------------- no peer */
+
+void rdma_get_dst_port__fresh_id(void **state)
+{
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_FRESH);
+	assert_int_equal(fx_dst_port(fx.client), 0);
+	fx_release(&fx);
+}
+
+static void no_peer(int family, enum fx_state state)
+{
+	struct fx fx;
+
+	fx_reach(&fx, family, state);
+	assert_int_equal(fx_dst_port(fx.listener), 0);
+	fx_release(&fx);
+}
+
+void rdma_get_dst_port__bound_ipv4(void **state) { no_peer(AF_INET, FX_BOUND); }
+void rdma_get_dst_port__bound_ipv6(void **state) { no_peer(AF_INET6, FX_BOUND); }
+void rdma_get_dst_port__listening_ipv4(void **state) { no_peer(AF_INET, FX_LISTENING); }
+void rdma_get_dst_port__listening_ipv6(void **state) { no_peer(AF_INET6, FX_LISTENING); }
+void rdma_get_dst_port__listener_after_connection(void **state) { no_peer(AF_INET, FX_ESTABLISHED); }
+
+/* ---------------------------------------------------------------- a peer, no connection */
+
+/* Upstream reports the peer's port; the man page says 0. */
+static void unconnected_peer(int family, enum fx_state state, bool passive)
+{
+	struct fx fx;
+	uint16_t port;
+
+	fx_reach(&fx, family, state);
+	port = fx_dst_port(passive ? fx.server : fx.client);
+	assert_int_equal(port, passive ? fx.client_port : fx.port);
+	rc_note_documented(port == 0);
+	fx_release(&fx);
+}
+
+void rdma_get_dst_port__resolve_called_ipv4(void **state) { unconnected_peer(AF_INET, FX_RESOLVE_CALLED, false); }
+void rdma_get_dst_port__resolve_called_ipv6(void **state) { unconnected_peer(AF_INET6, FX_RESOLVE_CALLED, false); }
+void rdma_get_dst_port__addr_resolved_ipv4(void **state) { unconnected_peer(AF_INET, FX_ADDR_RESOLVED, false); }
+void rdma_get_dst_port__addr_resolved_ipv6(void **state) { unconnected_peer(AF_INET6, FX_ADDR_RESOLVED, false); }
+void rdma_get_dst_port__route_resolved_ipv4(void **state) { unconnected_peer(AF_INET, FX_ROUTE_RESOLVED, false); }
+void rdma_get_dst_port__route_resolved_ipv6(void **state) { unconnected_peer(AF_INET6, FX_ROUTE_RESOLVED, false); }
+void rdma_get_dst_port__connect_request_passive_ipv4(void **state) { unconnected_peer(AF_INET, FX_CONNECT_REQUESTED, true); }
+void rdma_get_dst_port__connect_request_passive_ipv6(void **state) { unconnected_peer(AF_INET6, FX_CONNECT_REQUESTED, true); }
+void rdma_get_dst_port__rejected_active_ipv4(void **state) { unconnected_peer(AF_INET, FX_REJECTED, false); }
+
+/* ---------------------------------------------------------------- connected */
+
+static void connected(int family, bool passive)
+{
+	struct fx fx;
+
+	fx_reach(&fx, family, FX_ESTABLISHED);
+	if (passive)
+		assert_int_equal(fx_dst_port(fx.server), fx.client_port);
+	else
+		assert_int_equal(fx_dst_port(fx.client), fx.port);
+	assert_int_not_equal(fx.client_port, 0);
+	fx_release(&fx);
+}
+
+void rdma_get_dst_port__established_active_ipv4(void **state) { connected(AF_INET, false); }
+void rdma_get_dst_port__established_active_ipv6(void **state) { connected(AF_INET6, false); }
+void rdma_get_dst_port__established_passive_ipv4(void **state) { connected(AF_INET, true); }
+void rdma_get_dst_port__established_passive_ipv6(void **state) { connected(AF_INET6, true); }
+
+/* ---------------------------------------------------------------- disconnected */
+
+static void disconnected(int family, bool passive)
+{
+	struct fx fx;
+	uint16_t port;
+
+	fx_reach(&fx, family, FX_DISCONNECTED);
+	port = fx_dst_port(passive ? fx.server : fx.client);
+	assert_int_equal(port, passive ? fx.client_port : fx.port);
+	rc_note_documented(port == 0);
+	fx_release(&fx);
+}
+
+void rdma_get_dst_port__disconnected_active_ipv4(void **state) { disconnected(AF_INET, false); }
+void rdma_get_dst_port__disconnected_active_ipv6(void **state) { disconnected(AF_INET6, false); }
+void rdma_get_dst_port__disconnected_passive_ipv4(void **state) { disconnected(AF_INET, true); }
+void rdma_get_dst_port__disconnected_passive_ipv6(void **state) { disconnected(AF_INET6, true); }
+
+/* ---------------------------------------------------------------- representation */
+
+void rdma_get_dst_port__network_byte_order(void **state)
+{
+	struct fx fx;
+	__be16 raw;
+
+	fx_reach(&fx, AF_INET, FX_RESOLVE_CALLED);
+	raw = rdma_get_dst_port(fx.client);
+	assert_int_equal(raw, htons(fx.port));
+	rc_note_documented(raw == fx.port);
+	fx_release(&fx);
+}
+
+static void assert_peer_addr_agrees(struct rdma_cm_id *id)
+{
+	if (id)
+		assert_int_equal(fx_sockaddr_port(rdma_get_peer_addr(id)), rdma_get_dst_port(id));
+}
+
+void rdma_get_dst_port__matches_peer_addr(void **state)
+{
+	static const enum fx_state path[] = { FX_FRESH, FX_BOUND, FX_LISTENING, FX_RESOLVE_CALLED,
+		FX_ADDR_RESOLVED, FX_ROUTE_RESOLVED, FX_CONNECT_REQUESTED, FX_ESTABLISHED,
+		FX_DISCONNECTED };
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_FRESH);
+	for (size_t i = 0; i < sizeof path / sizeof path[0]; i++) {
+		fx_advance(&fx, path[i]);
+		assert_peer_addr_agrees(fx.client);
+		assert_peer_addr_agrees(fx.listener);
+		assert_peer_addr_agrees(fx.server);
+	}
+	fx_release(&fx);
+}
+
+/* ---------------------------------------------------------------- bad input */
+
+static void dst_port_of_null(void *unused)
+{
+	rdma_get_dst_port(NULL);
+}
+
+void rdma_get_dst_port__null_id(void **state)
+{
+	struct rc_crash end;
+
+	fx_require_backend();
+	rc_run_child(dst_port_of_null, NULL, &end);
+	assert_int_not_equal(end.signal, 0);
+	if (rc_backend_is_mock())
+		assert_non_null(strstr(end.message, "rdma_get_dst_port"));
+}

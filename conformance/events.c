@@ -1,0 +1,195 @@
+/* API covered: rdma_get_cm_event() and the events of a connection's life:
+ * their order on each side, rejections, teardown and timewait, a
+ * non-blocking channel, rdma_destroy_id waiting for acks, and synchronous
+ * ids. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+
+#define WAIT_MS 5000
+#define QUIET_MS 300
+
+void rdma_get_cm_event__active_order(void **state)
+{
+	static const enum rdma_cm_event_type expected[] = {
+		RDMA_CM_EVENT_ADDR_RESOLVED, RDMA_CM_EVENT_ROUTE_RESOLVED,
+		RDMA_CM_EVENT_CONNECT_RESPONSE,
+	};
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	assert_int_equal(fx.client_events, 3);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(rdma_event_str(fx.client_log[i]), rdma_event_str(expected[i]));
+	/* rdma_establish produces nothing on the active side. */
+	assert_true(fx_quiet(fx.client_ch, QUIET_MS));
+	fx_release(&fx);
+}
+
+void rdma_get_cm_event__passive_order(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_CONNECT_REQUESTED);
+	assert_ptr_equal(fx.request->listen_id, fx.listener);
+	assert_ptr_not_equal(fx.request->id, fx.listener);
+	FX_OK(rdma_accept(fx.server, &param));
+	FX_OK(rdma_ack_cm_event(fx.request));
+	fx.request = NULL;
+	/* Nothing for the passive side until the active side establishes. */
+	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_CONNECT_RESPONSE, WAIT_MS);
+	assert_true(fx_quiet(fx.server_ch, QUIET_MS));
+	FX_OK(rdma_establish(fx.client));
+	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS);
+	assert_ptr_equal(ev->id, fx.server);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_release(&fx);
+}
+
+void rdma_disconnect__peer_first(void **state)
+{
+	struct fx fx;
+	bool early;
+
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	FX_OK(rdma_disconnect(fx.client));
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	early = !fx_quiet(fx.client_ch, QUIET_MS);
+	rc_note_documented(early);
+	assert_false(early);
+	FX_OK(rdma_disconnect(fx.server));
+	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	fx_release(&fx);
+}
+
+void rdma_get_cm_event__timewait_exit(void **state)
+{
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_DISCONNECTED);
+	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
+	fx_release(&fx);
+}
+
+/* A client resolved and routed to a port where nobody listens. */
+void rdma_connect__no_listener(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage addr;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+	FX_OK(rdma_resolve_route(id, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
+	FX_OK(rdma_connect(id, &param));
+	ev = fx_expect(ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_int_equal(ev->status, 8); /* IB_CM_REJ_INVALID_SERVICE_ID */
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+void rdma_reject__private_data(void **state)
+{
+	static const char reason[] = "busy, try later";
+	struct rdma_cm_event *ev;
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_CONNECT_REQUESTED);
+	FX_OK(rdma_reject(fx.server, reason, sizeof reason));
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_int_equal(ev->status, 28); /* IB_CM_REJ_CONSUMER_DEFINED */
+	assert_true(ev->param.conn.private_data_len >= sizeof reason);
+	assert_memory_equal(ev->param.conn.private_data, reason, sizeof reason);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_release(&fx);
+}
+
+void rdma_get_cm_event__nonblocking(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage addr;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	int ret;
+
+	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	errno = 0;
+	ret = rdma_get_cm_event(ch, &ev);
+	assert_int_equal(ret, -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_true(fx_quiet(ch, 0));
+
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000));
+	assert_false(fx_quiet(ch, WAIT_MS));
+	FX_OK(rdma_get_cm_event(ch, &ev));
+	assert_int_equal(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+static void *ack_later(void *event)
+{
+	usleep(300 * 1000);
+	rdma_ack_cm_event(event);
+	return NULL;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+void rdma_destroy_id__waits_for_ack(void **state)
+{
+	struct fx fx;
+	struct rdma_cm_event *ev;
+	struct timespec t0;
+	pthread_t acker;
+
+	fx_reach(&fx, AF_INET, FX_RESOLVE_CALLED);
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+	assert_int_equal(pthread_create(&acker, NULL, ack_later, ev), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	FX_OK(rdma_destroy_id(fx.client));
+	fx.client = NULL;
+	assert_true(seconds_since(&t0) >= 0.25);
+	pthread_join(acker, NULL);
+	fx_release(&fx);
+}
+
+void rdma_resolve_addr__sync_mode(void **state)
+{
+	struct sockaddr_storage addr;
+	struct rdma_cm_id *id;
+
+	fx_require_backend();
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
+	FX_OK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000));
+	assert_non_null(id->event);
+	assert_int_equal(id->event->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_not_equal(fx_src_port(id), 0);
+	assert_non_null(id->verbs);
+	FX_OK(rdma_destroy_id(id));
+}
