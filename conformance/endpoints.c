@@ -1,0 +1,164 @@
+/* API covered: rdma_create_ep(), rdma_get_request() and synchronous ids end
+ * to end, rdma_migrate_id(), rdma_get_devices(), and address resolution
+ * that cannot succeed. */
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "fixtures.h"
+
+#define WAIT_MS 5000
+
+static struct rdma_addrinfo *lookup(const char *node, bool passive)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	char service[8];
+	int ret;
+
+	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	snprintf(service, sizeof service, "%u", fx_port());
+	ret = rdma_getaddrinfo(node, service, &hints, &res);
+	if (ret)
+		fail_msg("rdma_getaddrinfo(%s, %s): %d, %s", node, service, ret, strerror(errno));
+	return res;
+}
+
+struct server {
+	struct rdma_cm_id *listener, *conn;
+	int accept_ret, accept_errno;
+};
+
+/* The passive side: rdma_get_request, then a synchronous rdma_accept that
+ * returns once the active side has established. */
+static void *serve(void *arg)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct server *s = arg;
+
+	s->accept_ret = -1;
+	if (rdma_get_request(s->listener, &s->conn)) {
+		s->accept_errno = errno;
+		return NULL;
+	}
+	s->accept_ret = rdma_accept(s->conn, &param);
+	s->accept_errno = errno;
+	return NULL;
+}
+
+void rdma_get_request__sync_endpoints(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_addrinfo *passive, *active;
+	struct rdma_cm_id *client;
+	struct server s = { 0 };
+	pthread_t thread;
+
+	fx_require_backend();
+	passive = lookup(fx_addr(AF_INET), true);
+	active = lookup(fx_addr(AF_INET), false);
+	FX_OK(rdma_create_ep(&s.listener, passive, NULL, NULL));
+	FX_OK(rdma_listen(s.listener, 4));
+	FX_OK(rdma_create_ep(&client, active, NULL, NULL));
+	/* rdma_create_ep resolved address and route synchronously. */
+	assert_non_null(client->verbs);
+	assert_int_not_equal(fx_src_port(client), 0);
+	assert_int_equal(fx_dst_port(client), fx_port());
+	assert_int_equal(pthread_create(&thread, NULL, serve, &s), 0);
+	/* No QP: the synchronous connect returns with CONNECT_RESPONSE. */
+	FX_OK(rdma_connect(client, &param));
+	assert_non_null(client->event);
+	assert_int_equal(client->event->event, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	FX_OK(rdma_establish(client));
+	pthread_join(thread, NULL);
+	if (s.accept_ret)
+		fail_msg("server: rdma_get_request/rdma_accept: %s", strerror(s.accept_errno));
+	assert_int_equal(s.conn->event->event, RDMA_CM_EVENT_ESTABLISHED);
+	assert_int_equal(fx_dst_port(s.conn), fx_src_port(client));
+	rdma_destroy_ep(s.conn);
+	rdma_destroy_ep(client);
+	rdma_destroy_ep(s.listener);
+	rdma_freeaddrinfo(passive);
+	rdma_freeaddrinfo(active);
+}
+
+void rdma_get_request__not_sync(void **state)
+{
+	struct fx fx;
+	struct rdma_cm_id *conn;
+	int ret;
+
+	fx_reach(&fx, AF_INET, FX_LISTENING);
+	errno = 0;
+	ret = rdma_get_request(fx.listener, &conn);
+	assert_int_equal(ret, -1);
+	assert_int_equal(errno, EINVAL);
+	fx_release(&fx);
+}
+
+void rdma_migrate_id__moves_pending_events(void **state)
+{
+	struct rdma_event_channel *other;
+	struct rdma_cm_event *ev;
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_RESOLVE_CALLED);
+	other = fx_channel();
+	FX_OK(rdma_migrate_id(fx.client, other));
+	assert_ptr_equal(fx.client->channel, other);
+	assert_true(fx_quiet(fx.client_ch, 200));
+	ev = fx_expect(other, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+	assert_ptr_equal(ev->id, fx.client);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_release(&fx);
+	rdma_destroy_event_channel(other);
+}
+
+void rdma_get_devices__every_verbs_device(void **state)
+{
+	struct ibv_device **verbs_list;
+	struct ibv_context **list;
+	int n = -1, n_verbs = -1;
+
+	fx_require_backend();
+	list = rdma_get_devices(&n);
+	assert_non_null(list);
+	verbs_list = ibv_get_device_list(&n_verbs);
+	assert_non_null(verbs_list);
+	assert_int_equal(n, n_verbs);
+	assert_null(list[n]);
+	for (int i = 0; i < n; i++) {
+		bool listed = false;
+
+		assert_non_null(list[i]);
+		for (int j = 0; j < n_verbs; j++)
+			listed |= list[i]->device == verbs_list[j];
+		assert_true(listed);
+	}
+	ibv_free_device_list(verbs_list);
+	rdma_free_devices(list);
+}
+
+/* An address on the device's subnet that no host answers for: on the mock
+ * one is added with the control API; on a real host RDMACHECK_UNANSWERED
+ * names one (say, a free address on the test interface's subnet). */
+void rdma_resolve_addr__unanswered_neighbour(void **state)
+{
+	struct rdma_event_channel *ch;
+	struct sockaddr_storage addr;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	ch = fx_channel();
+	fx_sockaddr(AF_INET, fx_unanswered_addr(), fx_port(), &addr);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 500));
+	ev = fx_expect(ch, RDMA_CM_EVENT_ADDR_ERROR, WAIT_MS);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
