@@ -166,6 +166,17 @@ static void count_down(struct fab_chan *chan)
 	fcntl(chan->fd, F_SETFL, flags);
 }
 
+static void chan_append(struct fab_chan *chan, struct fab_queued *q)
+{
+	q->next = NULL;
+	if (chan->tail)
+		chan->tail->next = q;
+	else
+		chan->head = q;
+	chan->tail = q;
+	count_up(chan);
+}
+
 int fab_chan_open(struct fab_chan **out, int *fd)
 {
 	struct fab_chan *chan = calloc(1, sizeof *chan);
@@ -211,12 +222,7 @@ void fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status
 	q->ev.conn_id = conn_id;
 	if (param)
 		q->ev.param = *param;
-	if (id->chan->tail)
-		id->chan->tail->next = q;
-	else
-		id->chan->head = q;
-	id->chan->tail = q;
-	count_up(id->chan);
+	chan_append(id->chan, q);
 }
 
 int fab_get_event(struct fab_chan *chan, struct fab_event *out)
@@ -295,13 +301,7 @@ void fab_move_events(struct fab_id *id, struct fab_chan *from)
 	while (q) {
 		struct fab_queued *next = q->next;
 
-		q->next = NULL;
-		if (id->chan->tail)
-			id->chan->tail->next = q;
-		else
-			id->chan->head = q;
-		id->chan->tail = q;
-		count_up(id->chan);
+		chan_append(id->chan, q);
 		q = next;
 	}
 }
