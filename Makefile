@@ -64,20 +64,24 @@ MOCK_CFLAGS := -Imock/include -Imock $(FIU_CFLAGS)
 # version script names (the control API, and the fabric to the drop-ins).
 VISIBILITY := -fvisibility=hidden
 
-CORE_SRC  := mock/fabric.c mock/fabric_cm.c mock/addr.c mock/topology.c mock/control.c \
+CORE_SRC  := mock/fabric.c mock/fabric_cm.c mock/fabric_qp.c mock/addr.c mock/topology.c \
+             mock/control.c \
              mock/fault.c mock/log.c
-VERBS_SRC := mock/verbs_device.c
+VERBS_SRC := mock/verbs_device.c mock/verbs_mr.c mock/verbs_cq.c mock/verbs_qp.c mock/verbs_post.c
+MLX5_SRC  := mock/mlx5.c
 CM_SRC    := mock/cm.c mock/cm_event.c mock/cm_conn.c mock/cm_qp.c mock/cm_ep.c \
              mock/cm_getaddrinfo.c
 
 core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC))
 verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC))
 cm_objs    = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CM_SRC))
+mlx5_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(MLX5_SRC))
 
 LIB_CORE  := $(MOCKLIB)/librdmamock.so.0
 LIB_VERBS := $(MOCKLIB)/libibverbs.so.1
 LIB_CM    := $(MOCKLIB)/librdmacm.so.1
-MOCK_LIBS := $(LIB_CORE) $(LIB_VERBS) $(LIB_CM)
+LIB_MLX5  := $(MOCKLIB)/libmlx5.so.1
+MOCK_LIBS := $(LIB_CORE) $(LIB_VERBS) $(LIB_CM) $(LIB_MLX5)
 
 $(MOCKOBJ)/%.o: mock/%.c $(STAMP) Makefile
 	@mkdir -p $(@D)
@@ -105,6 +109,9 @@ $(LIB_CM): $(cm_objs) mock/librdmacm.map $(LIB_VERBS) $(LIB_CORE)
 
 $(core_objs): VISIBILITY :=
 
+$(LIB_MLX5): $(mlx5_objs) mock/libmlx5.map $(LIB_VERBS) $(LIB_CORE)
+	$(call dropin_link,$(mlx5_objs),mock/libmlx5.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
+
 mock: $(MOCK_LIBS)
 
 # ---------------------------------------------------------------- suite
@@ -125,14 +132,14 @@ RC_MOCK := $(BUILD)/conformance/rdmacheck-mock
 RC_REAL := $(BUILD)/conformance/rdmacheck-real
 
 # Same objects, two links: the mock's drop-in libraries, or the system's.
-$(RC_MOCK): $(suite_objs) $(LIB_CM) $(LIB_VERBS)
+$(RC_MOCK): $(suite_objs) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) $(LIB_CM) $(LIB_VERBS) \
+	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) \
 	  -Wl,-rpath,'$$ORIGIN/../mock/lib' $(SUITE_LIBS)
 
 $(RC_REAL): $(suite_objs)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) -lrdmacm -libverbs $(SUITE_LIBS)
+	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) -lrdmacm -libverbs -lmlx5 $(SUITE_LIBS)
 
 # The runner checked on a list of its own (pass, fail, skip, crash, hang).
 SELFTEST_OBJ := $(BUILD)/conformance/selftest
@@ -163,11 +170,13 @@ all: mock suite
 
 # ---------------------------------------------------------------- examples
 # Built against the system's rdma-core only: they are the drop-in test.
-EXAMPLES := $(BUILD)/examples/port_probe
+EXAMPLES := $(BUILD)/examples/port_probe $(BUILD)/examples/qp_probe
+EXAMPLE_LIBS_port_probe := -lrdmacm
+EXAMPLE_LIBS_qp_probe   := -lrdmacm -libverbs -lmlx5
 $(BUILD)/examples/%: examples/%.c $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lrdmacm
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) $(EXAMPLE_LIBS_$*)
 
 examples: $(EXAMPLES)
 all: examples $(RC_SELFTEST)
@@ -207,8 +216,8 @@ include coverage/coverage.mk
 fault-points:
 	@for f in mock/*.c; do \
 	  lib=$$(sed -n 's/^#define LIB "\(.*\)"/\1/p' $$f); \
-	  grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z_]+"\)|FAULT_NAME\(LIB, "[a-z_]+"\)' $$f | \
-	    sed -E "s|.*\"([a-z_]+)\".*|rdmamock/$$lib/\1|"; \
+	  grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z0-9_]+"\)|FAULT_NAME\(LIB, "[a-z0-9_]+"\)' $$f | \
+	    sed -E "s|.*\"([a-z0-9_]+)\".*|rdmamock/$$lib/\1|"; \
 	done | sort -u
 
 .PHONY: fault-points

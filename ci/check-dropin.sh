@@ -1,29 +1,33 @@
 #!/usr/bin/env bash
-# The drop-in promise: a program built against the system's rdma-core, and
-# nothing else, runs unmodified on the mock.
-#   ci/check-dropin.sh PROGRAM MOCK_LIB_DIR
-# PROGRAM must have been linked with -lrdmacm against the system library.
+# The drop-in promise: programs built against the system's rdma-core, and
+# nothing else, run unmodified on the mock.
+#   ci/check-dropin.sh MOCK_LIB_DIR PROGRAM...
+# Each PROGRAM must have been linked against the system's libraries.
 set -euo pipefail
-prog=$1 lib=$2
+lib=$1
+shift
 fail() { echo "check-dropin: $*" >&2; exit 1; }
 
-[ -x "$prog" ] || fail "$prog is not an executable"
-readelf -d "$prog" | grep -q 'NEEDED.*\[librdmacm\.so\.1\]' ||
-	fail "$prog does not need librdmacm.so.1"
-! readelf -d "$prog" | grep -qE 'R(UN)?PATH' ||
-	fail "$prog carries a run path; the mock must come from LD_LIBRARY_PATH alone"
-# Its references carry rdma-core's symbol versions, which the mock must meet.
-objdump -T "$prog" | grep -qE 'UND.*RDMACM_1\.[0-9]+\)? +rdma_get_dst_port$' ||
-	fail "$prog does not reference rdma_get_dst_port@RDMACM_1.x"
-
-resolved=$(LD_LIBRARY_PATH="$lib" ldd "$prog" | awk '$1 == "librdmacm.so.1" { print $3 }')
-[ "$(readlink -f "$resolved")" = "$(readlink -f "$lib/librdmacm.so.1")" ] ||
-	fail "with LD_LIBRARY_PATH=$lib, librdmacm.so.1 resolves to '$resolved'"
-
-out=$(LD_LIBRARY_PATH="$lib" timeout 30 "$prog" 2>&1) || {
+for prog in "$@"; do
+	name=$(basename "$prog")
+	[ -x "$prog" ] || fail "$prog is not an executable"
+	! readelf -d "$prog" | grep -qE 'R(UN)?PATH' ||
+		fail "$name carries a run path; the mock must come from LD_LIBRARY_PATH alone"
+	needed=$(readelf -d "$prog" | sed -n 's/.*NEEDED.*\[\(lib\(rdmacm\|ibverbs\|mlx5\)\.so\.1\)\]/\1/p')
+	[ -n "$needed" ] || fail "$name needs none of librdmacm, libibverbs, libmlx5"
+	# Its references carry rdma-core's symbol versions, which the mock must meet.
+	objdump -T "$prog" | grep -qE 'UND.*\((RDMACM|IBVERBS|MLX5)_1\.[0-9]+\)' ||
+		fail "$name has no versioned rdma-core references"
+	for so in $needed; do
+		resolved=$(LD_LIBRARY_PATH="$lib" ldd "$prog" | awk -v so="$so" '$1 == so { print $3 }')
+		[ "$(readlink -f "$resolved")" = "$(readlink -f "$lib/$so")" ] ||
+			fail "with LD_LIBRARY_PATH=$lib, $so resolves to '$resolved' for $name"
+	done
+	out=$(LD_LIBRARY_PATH="$lib" timeout 30 "$prog" 2>&1) || {
+		printf '%s\n' "$out"
+		fail "$name failed on the mock"
+	}
 	printf '%s\n' "$out"
-	fail "$prog failed on the mock"
-}
-printf '%s\n' "$out"
-grep -q '^PASS' <<<"$out" || fail "$prog printed no PASS line"
-echo "check-dropin: $(basename "$prog") built against the system's librdmacm ran unmodified on the mock"
+	grep -q '^PASS' <<<"$out" || fail "$name printed no PASS line"
+	echo "check-dropin: $name, built against the system's $(echo $needed | tr ' ' ','), ran unmodified on the mock"
+done

@@ -23,7 +23,7 @@ xmllint --noout "$out/mock.xml"
 echo "xmllint: $out/mock.xml is one well-formed document"
 
 step "drop-in: a program built against the system's librdmacm, on the mock"
-bash ci/check-dropin.sh "$build/examples/port_probe" "$build/mock/lib"
+bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe"
 
 step "fault points from outside: fiu-run on an unmodified program"
 bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"

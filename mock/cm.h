@@ -82,9 +82,6 @@ void cm_free_id(struct cm_id *cid);
 int cm_connect_qp(struct cm_id *cid);
 int cm_accept_qp(struct cm_id *cid);
 int cm_qp_to_err(struct cm_id *cid);
-int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-void cm_destroy_qp(struct rdma_cm_id *id);
-
 /* rdma_create_id with an explicit QP type (upstream's rdma_create_id2). */
 int cm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		 enum rdma_port_space ps, enum ibv_qp_type qp_type);

@@ -121,6 +121,11 @@ MOCK_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **
 		ret = mock_errno(EINVAL);
 	else
 		ret = 0;
+	if (!ret && cid->qp_init_attr) {
+		struct ibv_qp_init_attr attr = *cid->qp_init_attr;
+
+		ret = rdma_create_qp(event->id, listen->pd, &attr);
+	}
 	if (ret) {
 		listen->event = event;
 		return ret;

@@ -37,7 +37,7 @@ static int active_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ib
 		return -1;
 	if (qp_init_attr) {
 		qp_init_attr->qp_type = res->ai_qp_type;
-		if (cm_create_qp(id, pd, qp_init_attr))
+		if (rdma_create_qp(id, pd, qp_init_attr))
 			return -1;
 	}
 	if (res->ai_connect_len) {
@@ -82,7 +82,7 @@ MOCK_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
 	struct cm_id *cid = cm_id_of(id, "rdma_destroy_ep");
 
 	if (id->qp)
-		cm_destroy_qp(id);
+		rdma_destroy_qp(id);
 	free(cid->qp_init_attr);
 	cid->qp_init_attr = NULL;
 	rdma_destroy_id(id);

@@ -1,30 +1,212 @@
-/* The QP moves librdmacm makes for a connection (ucma_modify_qp_rtr/_rts/
- * _err). Until the mock's verbs layer can create QPs, no id has one and
- * these have nothing to do. */
+/* QPs on CM ids: rdma_create_qp / rdma_destroy_qp / rdma_init_qp_attr, and
+ * the moves librdmacm makes for a connection (ucma_modify_qp_rtr/_rts/_err
+ * in librdmacm/cma.c): INIT at creation, RTR and RTS on the active side
+ * when the REP arrives and in rdma_accept on the passive side, ERR in
+ * rdma_disconnect and on REJECTED. */
+#include <stdlib.h>
+
 #include "cm.h"
+
+#define LIB "rdmacm"
+
+MOCK_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
+				  int *qp_attr_mask)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_init_qp_attr");
+
+	FAULT_MINUS1(LIB, "rdma_init_qp_attr");
+	MOCK_REQUIRE(qp_attr && qp_attr_mask, "rdma_init_qp_attr",
+		     "qp_attr or qp_attr_mask is NULL (upstream writes them)");
+	return cm_err(fab_init_qp_attr(cid->fid, qp_attr, qp_attr_mask));
+}
+
+/* ibv_modify_qp's positive errno as librdmacm reports it: -1 and errno. */
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	int err = ibv_modify_qp(qp, attr, mask);
+
+	return err ? mock_errno(err) : 0;
+}
+
+/* Move the id's QP to `state` with the attributes the CM gives for it. */
+static int modify_from_cm(struct rdma_cm_id *id, enum ibv_qp_state state,
+			  struct ibv_qp_attr *attr, int *mask)
+{
+	attr->qp_state = state;
+	return rdma_init_qp_attr(id, attr, mask);
+}
+
+/* ucma_modify_qp_rtr: through INIT again (to pick up the connection's
+ * access flags), then RTR, with the caller's responder resources. */
+static int to_rtr(struct rdma_cm_id *id, uint8_t resp_res)
+{
+	struct ibv_qp_attr attr;
+	int mask;
+
+	if (!id->qp)
+		return 0;
+	if (modify_from_cm(id, IBV_QPS_INIT, &attr, &mask) || modify(id->qp, &attr, mask))
+		return -1;
+	if (modify_from_cm(id, IBV_QPS_RTR, &attr, &mask))
+		return -1;
+	if (resp_res != RDMA_MAX_RESP_RES)
+		attr.max_dest_rd_atomic = resp_res;
+	return modify(id->qp, &attr, mask);
+}
+
+static int to_rts(struct rdma_cm_id *id, uint8_t init_depth)
+{
+	struct ibv_qp_attr attr;
+	int mask;
+
+	if (!id->qp)
+		return 0;
+	if (modify_from_cm(id, IBV_QPS_RTS, &attr, &mask))
+		return -1;
+	if (init_depth != RDMA_MAX_INIT_DEPTH)
+		attr.max_rd_atomic = init_depth;
+	return modify(id->qp, &attr, mask);
+}
 
 int cm_connect_qp(struct cm_id *cid)
 {
-	return cid->id.qp ? mock_errno(ENOSYS) : 0;
+	if (to_rtr(&cid->id, RDMA_MAX_RESP_RES) || to_rts(&cid->id, RDMA_MAX_INIT_DEPTH))
+		return -1;
+	return 0;
 }
 
 int cm_accept_qp(struct cm_id *cid)
 {
-	return cid->id.qp ? mock_errno(ENOSYS) : 0;
+	if (to_rtr(&cid->id, cid->responder_resources) || to_rts(&cid->id, cid->initiator_depth))
+		return -1;
+	return 0;
 }
 
 int cm_qp_to_err(struct cm_id *cid)
 {
-	return cid->id.qp ? mock_errno(ENOSYS) : 0;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (!cid->id.qp)
+		return 0;
+	return modify(cid->id.qp, &attr, IBV_QP_STATE);
 }
 
-int cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/* ucma_destroy_cqs: only what rdma_create_qp made for the id. */
+static void destroy_cqs(struct rdma_cm_id *id)
 {
-	mock_log("rdma_create_ep: QPs are not modelled by the mock yet");
-	return mock_errno(ENOSYS);
+	if (id->recv_cq) {
+		ibv_destroy_cq(id->recv_cq);
+		if (id->send_cq && id->send_cq != id->recv_cq)
+			ibv_destroy_cq(id->send_cq);
+		id->recv_cq = id->send_cq = NULL;
+	}
+	if (id->recv_cq_channel) {
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+		if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
+			ibv_destroy_comp_channel(id->send_cq_channel);
+		id->recv_cq_channel = id->send_cq_channel = NULL;
+	}
 }
 
-void cm_destroy_qp(struct rdma_cm_id *id)
+/* ucma_create_cqs: a CQ with its own completion channel for each side the
+ * caller gave none for. */
+static int create_cq(struct rdma_cm_id *id, uint32_t size, struct ibv_comp_channel **channel,
+		     struct ibv_cq **cq)
 {
+	if (!size)
+		return 0;
+	*channel = ibv_create_comp_channel(id->verbs);
+	if (!*channel)
+		return -1;
+	*cq = ibv_create_cq(id->verbs, (int)size, id, *channel, 0);
+	return *cq ? 0 : -1;
+}
+
+static int create_cqs(struct rdma_cm_id *id, uint32_t send_size, uint32_t recv_size)
+{
+	if (create_cq(id, recv_size, &id->recv_cq_channel, &id->recv_cq) ||
+	    create_cq(id, send_size, &id->send_cq_channel, &id->send_cq)) {
+		destroy_cqs(id);
+		return -1;
+	}
+	return 0;
+}
+
+/* ucma_init_conn_qp / ucma_init_ud_qp: a connected QP waits in INIT; a UD
+ * QP goes all the way to RTS at once. */
+static int init_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr;
+	int mask;
+
+	if (modify_from_cm(id, IBV_QPS_INIT, &attr, &mask) || modify(qp, &attr, mask))
+		return -1;
+	if (id->qp_type != IBV_QPT_UD)
+		return 0;
+	attr.qp_state = IBV_QPS_RTR;
+	if (modify(qp, &attr, IBV_QP_STATE))
+		return -1;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	return modify(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp *qp;
+	int err;
+
+	if (id->qp)
+		return mock_errno(EINVAL);
+	MOCK_REQUIRE(attr, "rdma_create_qp", "qp_init_attr is NULL (upstream dereferences it)");
+	if (!pd)
+		pd = id->pd;
+	MOCK_REQUIRE(pd, "rdma_create_qp",
+		     "no PD: the id has no device yet (address not resolved) and none was given");
+	if (pd->context != id->verbs)
+		return mock_errno(EINVAL);
+	if ((id->recv_cq && attr->recv_cq && id->recv_cq != attr->recv_cq) ||
+	    (id->send_cq && attr->send_cq && id->send_cq != attr->send_cq))
+		return mock_errno(EINVAL);
+	if (create_cqs(id, attr->send_cq || id->send_cq ? 0 : attr->cap.max_send_wr,
+		       attr->recv_cq || id->recv_cq ? 0 : attr->cap.max_recv_wr))
+		return -1;
+	if (!attr->send_cq)
+		attr->send_cq = id->send_cq;
+	if (!attr->recv_cq)
+		attr->recv_cq = id->recv_cq;
+	if (id->srq && !attr->srq)
+		attr->srq = id->srq;
+	qp = ibv_create_qp(pd, attr);
+	if (!qp) {
+		err = errno;
+		destroy_cqs(id);
+		return mock_errno(err);
+	}
+	if (init_qp(id, qp)) {
+		err = errno;
+		ibv_destroy_qp(qp);
+		destroy_cqs(id);
+		return mock_errno(err);
+	}
+	id->pd = qp->pd;
+	id->qp = qp;
+	return 0;
+}
+
+MOCK_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *qp_init_attr)
+{
+	cm_id_of(id, "rdma_create_qp");
+	FAULT_MINUS1(LIB, "rdma_create_qp");
+	return create_qp(id, pd, qp_init_attr);
+}
+
+MOCK_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	cm_id_of(id, "rdma_destroy_qp");
+	if (id->qp)
+		ibv_destroy_qp(id->qp);
 	id->qp = NULL;
+	destroy_cqs(id);
 }

@@ -58,3 +58,28 @@ MOCK_EXPORT int rdmamock_device_remove(const char *name)
 	fab_unlock();
 	return err;
 }
+
+MOCK_EXPORT int rdmamock_device_set_cap(const char *name, enum rdmamock_cap cap, int on)
+{
+	uint32_t bit;
+	int err;
+
+	switch (cap) {
+	case RDMAMOCK_CAP_UDP_SPORT:
+		bit = FAB_CAP_UDP_SPORT;
+		break;
+	default:
+		return -EINVAL;
+	}
+	fab_lock();
+	err = topology_device_set_cap_locked(name, bit, on != 0);
+	fab_unlock();
+	return err;
+}
+
+MOCK_EXPORT int rdmamock_qp_udp_sport(const struct ibv_qp *qp, uint16_t *port)
+{
+	if (!qp || !port)
+		return -EINVAL;
+	return fab_qp_udp_sport(qp->qp_num, port);
+}

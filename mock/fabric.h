@@ -61,6 +61,7 @@ struct fab_conn_param {
 	uint8_t rnr_retry_count;
 	uint8_t srq;
 	uint32_t qp_num;
+	uint32_t starting_psn; /* filled by the fabric: the sender's first PSN */
 };
 
 struct fab_event {
@@ -110,6 +111,33 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 int fab_reject(struct fab_id *id, const void *data, uint8_t len, uint8_t reason);
 int fab_disconnect(struct fab_id *id);
 int fab_set_option(struct fab_id *id, int level, int optname, const void *optval, size_t optlen);
+/* rdma_init_qp_attr: the attributes and mask for attr->qp_state. */
+int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask);
+
+/* ---------------------------------------------------------------- QPs */
+
+/* Device capabilities a test can take away (rdmamock.h has the public
+ * names). */
+enum fab_cap {
+	FAB_CAP_UDP_SPORT = 1u << 0, /* mlx5 HCA cap rts2rts_qp_udp_sport */
+};
+int fab_device_caps(unsigned serial, uint32_t *caps);
+
+/* The QPs of the fabric, by number: what the mock knows of each beyond
+ * the verbs objects, so that the control API and later a transport can
+ * find it. QP numbers are 24-bit and unique in the process. */
+int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, uint32_t *qpn);
+void fab_qp_destroy(uint32_t qpn);
+/* The verbs object that registered qpn (for the in-process data path). */
+void *fab_qp_owner(uint32_t qpn);
+/* After a successful modify: the new state, and the remote QP number once
+ * RTR sets it (0 keeps what is known). RESET forgets the UDP source port. */
+void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn);
+/* The RoCE v2 UDP source port the QP's packets carry: the one set by
+ * mlx5dv_modify_qp_udp_sport, else the kernel's flow-label derivation
+ * from the local and remote QP numbers (49152 + 14 bits). */
+int fab_qp_set_udp_sport(uint32_t qpn, uint16_t port);
+int fab_qp_udp_sport(uint32_t qpn, uint16_t *port);
 
 /* Live object counts, for the control API's EBUSY checks. */
 int fab_live_ids(void);

@@ -217,6 +217,7 @@ static struct fab_id *new_id(struct fab_chan *chan, uint64_t uid, enum rdma_port
 	id->uid = uid;
 	id->ps = ps;
 	id->qp_type = qp_type;
+	id->psn = (unsigned)rand_r(&fab.rand_state) & 0xffffff;
 	id->next_live = fab.live;
 	fab.live = id;
 	fab.nlive++;
@@ -543,7 +544,7 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
 	conn->cm = CM_REQ_RCVD;
 	conn->peer = active;
 	conn->requested_by = listener;
-	conn->req_param = active->req_param;
+	conn->got = active->sent;
 	attach_device(conn, dev);
 	return conn;
 }
@@ -582,7 +583,7 @@ static void send_req(struct fab_id *active, int unused)
 	}
 	active->peer = conn;
 	listener->pending_requests++;
-	req = received(&active->req_param, REQ_PRIVATE);
+	req = received(&active->sent, REQ_PRIVATE);
 	fab_queue_event(listener, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &req, conn);
 }
 
@@ -604,7 +605,8 @@ int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
 		id->has_cm = true;
 		id->initiator = true;
 		id->cm = CM_REQ_SENT;
-		id->req_param = *param;
+		id->sent = *param;
+		id->sent.starting_psn = id->psn;
 		send_req(id, 0);
 	}
 	fab_unlock();
@@ -648,8 +650,12 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 	} else if (!param && (id->cm != CM_REP_RCVD || !peer)) {
 		err = -EINVAL;
 	} else if (param) {
-		struct fab_conn_param rep = received(param, REP_PRIVATE);
+		struct fab_conn_param rep;
 
+		id->sent = *param;
+		id->sent.starting_psn = id->psn;
+		peer->got = id->sent;
+		rep = received(&id->sent, REP_PRIVATE);
 		id->uid = uid;
 		id->cm = CM_REP_SENT;
 		peer->cm = CM_REP_RCVD;
@@ -878,6 +884,117 @@ int fab_set_option(struct fab_id *id, int level, int optname, const void *optval
 	}
 	fab_lock();
 	err = set_id_option(id, optname, optval, optlen);
+	fab_unlock();
+	return err;
+}
+
+/* ---------------------------------------------------------------- QP attributes */
+
+/* The kernel's CM timing for RoCE: local ACK timeout of about the packet
+ * life time plus one (cm_ack_timeout). */
+#define ROCE_ACK_TIMEOUT 17
+#define ROCE_HOP_LIMIT 64
+
+/* The address vector to the peer: RoCE always carries a GRH. */
+static void fill_ah(const struct fab_id *id, struct ibv_ah_attr *ah)
+{
+	int index = topology_gid_index(id->dev, (const struct sockaddr *)&id->src);
+
+	ah->is_global = 1;
+	ah->port_num = 1;
+	fab_addr_to_gid((const struct sockaddr *)&id->dst, &ah->grh.dgid);
+	ah->grh.sgid_index = (uint8_t)(index > 0 ? index : 0);
+	ah->grh.hop_limit = ROCE_HOP_LIMIT;
+	ah->grh.traffic_class = id->tos;
+}
+
+/* The depths the CM settled on: the passive side keeps those of its REP;
+ * the active side takes the REP's, seen from its end. */
+static void settled_depths(const struct fab_id *id, uint8_t *responder, uint8_t *initiator)
+{
+	if (id->initiator) {
+		*responder = id->got.initiator_depth;
+		*initiator = id->got.responder_resources;
+	} else {
+		*responder = id->sent.responder_resources;
+		*initiator = id->sent.initiator_depth;
+	}
+}
+
+/* rdma_init_qp_attr: cma_ib_init_qp_attr before a connection (and for UD),
+ * ib_cm_init_qp_attr once the CM has exchanged a REQ. */
+static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
+{
+	bool ud = id->qp_type == IBV_QPT_UD, connected = id->has_cm && !ud;
+	uint8_t responder = 0, initiator = 0;
+
+	if (connected)
+		settled_depths(id, &responder, &initiator);
+	*mask = IBV_QP_STATE;
+	switch (attr->qp_state) {
+	case IBV_QPS_INIT:
+		*mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		attr->port_num = 1;
+		attr->pkey_index = 0;
+		if (ud) {
+			*mask |= IBV_QP_QKEY;
+			attr->qkey = RDMA_UDP_QKEY;
+		} else {
+			*mask |= IBV_QP_ACCESS_FLAGS;
+			attr->qp_access_flags = !connected ? 0
+				: IBV_ACCESS_REMOTE_WRITE |
+				  (responder ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : 0);
+		}
+		return 0;
+	case IBV_QPS_RTR:
+		if (ud)
+			return 0;
+		if (!connected)
+			return -EINVAL;
+		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		fill_ah(id, &attr->ah_attr);
+		attr->path_mtu = IBV_MTU_1024;
+		attr->dest_qp_num = id->got.qp_num;
+		attr->rq_psn = id->got.starting_psn;
+		if (id->qp_type == IBV_QPT_RC) {
+			*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+			attr->max_dest_rd_atomic = responder;
+			attr->min_rnr_timer = 0;
+		}
+		return 0;
+	case IBV_QPS_RTS:
+		*mask |= IBV_QP_SQ_PSN;
+		if (ud)
+			return 0;
+		if (!connected)
+			return -EINVAL;
+		attr->sq_psn = id->psn;
+		if (id->qp_type == IBV_QPT_RC) {
+			const struct fab_conn_param *req = id->initiator ? &id->sent : &id->got;
+			const struct fab_conn_param *rep = id->initiator ? &id->got : &id->sent;
+
+			*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				 IBV_QP_MAX_QP_RD_ATOMIC;
+			attr->timeout = ROCE_ACK_TIMEOUT;
+			attr->retry_cnt = req->retry_count;
+			attr->rnr_retry = rep->rnr_retry_count;
+			attr->max_rd_atomic = initiator;
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
+{
+	enum ibv_qp_state state = attr->qp_state;
+	int err;
+
+	memset(attr, 0, sizeof *attr);
+	attr->qp_state = state;
+	fab_lock();
+	err = id->dev ? init_qp_attr_locked(id, attr, mask) : -EINVAL;
 	fab_unlock();
 	return err;
 }

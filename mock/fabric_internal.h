@@ -18,6 +18,7 @@ struct fab_device {
 	struct sockaddr_storage addrs[FAB_MAX_ADDRS];
 	int prefix[FAB_MAX_ADDRS];
 	int users; /* CM ids attached to it */
+	uint32_t caps; /* enum fab_cap bits */
 };
 
 /* The kernel's rdma_cm_state, as far as the mock needs it. */
@@ -70,7 +71,9 @@ struct fab_id {
 	bool initiator;       /* it sent the REQ */
 	bool disconnected;    /* DISCONNECTED was generated: only TIMEWAIT_EXIT follows */
 	int req_sends;        /* REQs sent for this connection */
-	struct fab_conn_param req_param; /* what the REQ carries */
+	struct fab_conn_param sent; /* its REQ or REP */
+	struct fab_conn_param got;  /* the peer's REQ or REP */
+	uint32_t psn;               /* its first send PSN, random as the kernel's */
 	enum fab_cm_state cm;
 	struct fab_id *peer;
 	struct fab_id *requested_by; /* listener, while the request is queued */
@@ -130,11 +133,14 @@ void topology_init_locked(void);
 struct fab_device *topology_device_with_addr(const struct sockaddr *addr);
 struct fab_device *topology_device_on_subnet(const struct sockaddr *addr);
 struct fab_device *topology_first_device(void);
+/* The GID table index of one of the device's addresses, -1 if not its own. */
+int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr);
 int topology_load_locked(const char *spec);
 int topology_format_locked(char *buf, size_t len);
 int topology_device_add_locked(const char *name, enum rdmamock_personality p);
 int topology_device_add_addr_locked(const char *name, const char *addr);
 int topology_device_remove_locked(const char *name);
+int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on);
 
 /* Addresses (fabric_cm.c helpers used by topology.c too). */
 bool fab_addr_is_any(const struct sockaddr *addr);

@@ -92,6 +92,19 @@ static bool addr_taken(struct fab_device *list, const struct sockaddr *addr)
 	return false;
 }
 
+static const struct {
+	const char *name;
+	uint32_t bit;
+} cap_names[] = {
+	{ "udp_sport", FAB_CAP_UDP_SPORT },
+};
+
+/* What a device of each personality can do unless told otherwise. */
+static uint32_t default_caps(enum rdmamock_personality p)
+{
+	return p == RDMAMOCK_MLX5 ? FAB_CAP_UDP_SPORT : 0;
+}
+
 static struct fab_device *new_device(const char *name, size_t len, enum rdmamock_personality p)
 {
 	struct fab_device *dev = calloc(1, sizeof *dev);
@@ -102,6 +115,7 @@ static struct fab_device *new_device(const char *name, size_t len, enum rdmamock
 	dev->personality = p;
 	dev->serial = fab.next_serial++;
 	dev->guid = make_guid(p, dev->serial);
+	dev->caps = default_caps(p);
 	return dev;
 }
 
@@ -142,23 +156,64 @@ static int parse_personality(const char *text, size_t len, enum rdmamock_persona
 	return 0;
 }
 
+static int cap_by_name(const char *text, size_t len, uint32_t *bit)
+{
+	for (size_t i = 0; i < sizeof cap_names / sizeof cap_names[0]; i++)
+		if (strlen(cap_names[i].name) == len && !strncmp(text, cap_names[i].name, len)) {
+			*bit = cap_names[i].bit;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* "mlx5", "mlx5-udp_sport", "generic+udp_sport": a personality, then
+ * capabilities taken away (-) or given (+). */
+static int parse_kind(const char *text, size_t len, enum rdmamock_personality *p, uint32_t *caps)
+{
+	size_t n = strcspn(text, "+-");
+	int err;
+
+	if (n > len)
+		n = len;
+	err = parse_personality(text, n, p);
+	if (err)
+		return err;
+	*caps = default_caps(*p);
+	while (n < len) {
+		char sign = text[n++];
+		size_t m = strcspn(text + n, "+-");
+		uint32_t bit;
+
+		if (n + m > len)
+			m = len - n;
+		err = cap_by_name(text + n, m, &bit);
+		if (err)
+			return err;
+		*caps = sign == '+' ? *caps | bit : *caps & ~bit;
+		n += m;
+	}
+	return 0;
+}
+
 /* One "NAME=PERSONALITY:ADDR,ADDR" entry appended to *list. */
 static int parse_device(const char *s, const char *end, struct fab_device **list)
 {
 	const char *eq = memchr(s, '=', (size_t)(end - s)), *colon, *addrs;
 	enum rdmamock_personality p;
 	struct fab_device *dev, **tail;
+	uint32_t caps;
 	int err;
 
 	if (!eq || !valid_name(s, (size_t)(eq - s)))
 		return -EINVAL;
 	colon = memchr(eq, ':', (size_t)(end - eq));
-	err = parse_personality(eq + 1, (size_t)((colon ? colon : end) - eq - 1), &p);
+	err = parse_kind(eq + 1, (size_t)((colon ? colon : end) - eq - 1), &p, &caps);
 	if (err)
 		return err;
 	dev = new_device(s, (size_t)(eq - s), p);
 	if (!dev)
 		return -ENOMEM;
+	dev->caps = caps;
 	if (find_in(*list, dev->name)) {
 		free(dev);
 		return -EINVAL;
@@ -252,8 +307,15 @@ int topology_format_locked(char *buf, size_t len)
 	if (len)
 		buf[0] = '\0';
 	for (struct fab_device *dev = fab.devices; dev; dev = dev->next) {
-		APPEND("%s%s=%s:", dev == fab.devices ? "" : ";", dev->name,
+		APPEND("%s%s=%s", dev == fab.devices ? "" : ";", dev->name,
 		       personality_name(dev->personality));
+		for (size_t c = 0; c < sizeof cap_names / sizeof cap_names[0]; c++) {
+			uint32_t bit = cap_names[c].bit;
+
+			if ((dev->caps ^ default_caps(dev->personality)) & bit)
+				APPEND("%c%s", dev->caps & bit ? '+' : '-', cap_names[c].name);
+		}
+		APPEND(":");
 		for (int i = 0; i < dev->naddrs; i++) {
 			char text[INET6_ADDRSTRLEN];
 			const struct sockaddr *sa = (void *)&dev->addrs[i];
@@ -449,4 +511,34 @@ int fab_device_gid(unsigned serial, int index, union ibv_gid *gid)
 	}
 	fab_unlock();
 	return err;
+}
+
+int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on)
+{
+	struct fab_device *dev = name ? find_in(fab.devices, name) : NULL;
+
+	if (!dev)
+		return -ENODEV;
+	dev->caps = on ? dev->caps | cap : dev->caps & ~cap;
+	return 0;
+}
+
+int fab_device_caps(unsigned serial, uint32_t *caps)
+{
+	struct fab_device *dev;
+
+	fab_lock();
+	dev = by_serial(serial);
+	if (dev)
+		*caps = dev->caps;
+	fab_unlock();
+	return dev ? 0 : -ENODEV;
+}
+
+int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr)
+{
+	for (int i = 0; dev && i < dev->naddrs; i++)
+		if (fab_addr_equal((const struct sockaddr *)&dev->addrs[i], addr))
+			return i + 1;
+	return -1;
 }

@@ -1,5 +1,6 @@
 /* libibverbs: device list, contexts, device and port queries, GIDs and
- * protection domains, backed by the fabric's topology. */
+ * protection domains, backed by the fabric's topology. MRs, CQs, QPs and
+ * the data path are in verbs_mr.c, verbs_cq.c, verbs_qp.c, verbs_post.c. */
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ static const struct verbs_profile profiles[] = {
 		.local_ca_ack_delay = 16,
 		.max_msg_sz = 0x40000000,
 		.gid_tbl_len = 255,
+		.max_inline_data = 912,
 	},
 	[RDMAMOCK_GENERIC] = {
 		.fw_ver = "0.0.0",
@@ -50,6 +52,7 @@ static const struct verbs_profile profiles[] = {
 		.local_ca_ack_delay = 15,
 		.max_msg_sz = 0x800000,
 		.gid_tbl_len = 1024,
+		.max_inline_data = 512,
 	},
 };
 
@@ -57,6 +60,8 @@ const struct verbs_profile *verbs_profile_of(enum rdmamock_personality p)
 {
 	return &profiles[p == RDMAMOCK_MLX5 ? RDMAMOCK_MLX5 : RDMAMOCK_GENERIC];
 }
+
+pthread_mutex_t verbs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ibv_device objects live as long as the process, like libibverbs' own:
  * a pointer from an old list stays valid after the device goes away. */
@@ -196,6 +201,12 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	mc->vctx.sz = sizeof mc->vctx;
 	mc->vctx.query_port = query_port_ex;
 	mc->vctx.context.device = &m->dev;
+	/* The data path, reached through the header's static inline wrappers
+	 * (ibv_post_send, ibv_poll_cq, ...) as with a real provider. */
+	mc->vctx.context.ops.post_send = verbs_post_send;
+	mc->vctx.context.ops.post_recv = verbs_post_recv;
+	mc->vctx.context.ops.poll_cq = verbs_poll_cq;
+	mc->vctx.context.ops.req_notify_cq = verbs_req_notify_cq;
 	mc->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	mc->vctx.context.num_comp_vectors = 1;
 	mc->vctx.context.cmd_fd = -1;
@@ -307,27 +318,47 @@ MOCK_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int
 	return err ? mock_errno(-err) : 0;
 }
 
+struct mock_pd *verbs_pd_of(struct ibv_pd *pd, const char *call)
+{
+	struct mock_pd *mpd = (struct mock_pd *)pd;
+
+	MOCK_REQUIRE(pd, call, "pd is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(mpd->magic == VERBS_PD_MAGIC, call,
+		     "%p is not a protection domain from ibv_alloc_pd", (void *)pd);
+	return mpd;
+}
+
 MOCK_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	static uint32_t next_handle;
-	struct ibv_pd *pd;
+	struct mock_pd *mpd;
 
 	verbs_context_of(context, "ibv_alloc_pd");
 	FAULT_NULL(LIB, "ibv_alloc_pd");
-	pd = calloc(1, sizeof *pd);
-	if (!pd) {
+	mpd = calloc(1, sizeof *mpd);
+	if (!mpd) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	pd->context = context;
-	pd->handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
-	return pd;
+	mpd->magic = VERBS_PD_MAGIC;
+	mpd->pd.context = context;
+	mpd->pd.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
+	return &mpd->pd;
 }
 
+/* The kernel refuses while QPs or MRs hold the PD (ib_destroy_usecnt). */
 MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-	MOCK_REQUIRE(pd, "ibv_dealloc_pd", "pd is NULL (upstream dereferences it)");
+	struct mock_pd *mpd = verbs_pd_of(pd, "ibv_dealloc_pd");
+
 	FAULT_POSITIVE(LIB, "ibv_dealloc_pd");
-	free(pd);
+	pthread_mutex_lock(&verbs_lock);
+	if (mpd->users) {
+		pthread_mutex_unlock(&verbs_lock);
+		return EBUSY;
+	}
+	mpd->magic = 0;
+	pthread_mutex_unlock(&verbs_lock);
+	free(mpd);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #define RDMAMOCK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,9 +29,16 @@ enum rdmamock_personality {
 	RDMAMOCK_MLX5 = 1,    /* an mlx5 RoCE device (ConnectX) */
 };
 
+/* Capabilities a device may lack. An mlx5 device has them all by default,
+ * a generic one none. */
+enum rdmamock_cap {
+	RDMAMOCK_CAP_UDP_SPORT = 1, /* HCA cap rts2rts_qp_udp_sport */
+};
+
 /* Replace the whole topology. The spec is the syntax of RDMAMOCK_TOPOLOGY:
- *   device[;device...]    device = NAME=PERSONALITY:ADDR[,ADDR...]
- * PERSONALITY is "mlx5" or "generic"; ADDR is an IPv4 or IPv6 address with an
+ *   device[;device...]    device = NAME=KIND:ADDR[,ADDR...]
+ * KIND is a personality, "mlx5" or "generic", optionally followed by
+ * capabilities taken away or given: "mlx5-udp_sport", "generic+udp_sport"; ADDR is an IPv4 or IPv6 address with an
  * optional /PREFIX (default /32 or /128) naming the subnet the device is on.
  * The empty string means no devices. Fails with -EBUSY while any CM id
  * exists, -EINVAL (and nothing changed) on a syntax error. */
@@ -49,9 +57,21 @@ int rdmamock_device_add(const char *name, enum rdmamock_personality personality)
  * has that address. */
 int rdmamock_device_add_addr(const char *name, const char *addr);
 
+/* Give (on != 0) or take away a capability; -ENODEV for an unknown device,
+ * -EINVAL for an unknown capability. */
+int rdmamock_device_set_cap(const char *name, enum rdmamock_cap cap, int on);
+
 /* Remove a device; -ENODEV if unknown, -EBUSY while a CM id uses it. An
  * open verbs context of a removed device fails its calls with ENODEV. */
 int rdmamock_device_remove(const char *name);
+
+/* The UDP source port the QP's RoCE v2 packets carry: the port
+ * mlx5dv_modify_qp_udp_sport last set, or else the kernel's default,
+ * derived from the QP's number and its remote QP's (49152-65535; 49152
+ * before RTR). Moving the QP to RESET forgets a port that was set.
+ * -ENOENT if qp is not one of the mock's. */
+struct ibv_qp;
+int rdmamock_qp_udp_sport(const struct ibv_qp *qp, uint16_t *port);
 
 #ifdef __cplusplus
 }

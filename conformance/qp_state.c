@@ -1,0 +1,282 @@
+/* API covered: ibv_create_qp(), ibv_modify_qp(), ibv_query_qp() and the QP
+ * state machine; objects in use (ibv_destroy_cq, ibv_dealloc_pd); the QP
+ * states rdma_cm leaves a connection's QPs in; SEND/RECV over one. */
+#include <errno.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "qp.h"
+
+static const enum ibv_qp_type conn_types[] = { IBV_QPT_RC, IBV_QPT_UC };
+
+void ibv_create_qp__starts_in_reset(void **state)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	assert_int_equal(q.qp->state, IBV_QPS_RESET);
+	FX_VERBS_OK(ibv_query_qp(q.qp, &attr, IBV_QP_STATE, &init));
+	assert_int_equal(attr.qp_state, IBV_QPS_RESET);
+	fx_qp_release(&q);
+}
+
+/* RESET, INIT, RTR, RTS with the documented masks; then SQD and back. */
+static void legal_path(enum ibv_qp_type type)
+{
+	static const enum ibv_qp_state path[] = { IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS };
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, type);
+	for (size_t i = 0; i < sizeof path / sizeof path[0]; i++) {
+		int mask = fx_qp_required(&q, path[i], &attr);
+
+		assert_int_equal(ibv_modify_qp(q.qp, &attr, mask), 0);
+		assert_int_equal(q.qp->state, path[i]);
+	}
+	fx_qp_release(&q);
+}
+
+void ibv_modify_qp__legal_path_rc(void **state) { legal_path(IBV_QPT_RC); }
+void ibv_modify_qp__legal_path_uc(void **state) { legal_path(IBV_QPT_UC); }
+void ibv_modify_qp__legal_path_ud(void **state) { legal_path(IBV_QPT_UD); }
+
+void ibv_modify_qp__sqd_and_back(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTS };
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_SQD);
+	assert_int_equal(q.qp->state, IBV_QPS_SQD);
+	assert_int_equal(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE), 0);
+	assert_int_equal(q.qp->state, IBV_QPS_RTS);
+	fx_qp_release(&q);
+}
+
+/* Each required attribute left out of the transition to `to` fails it with
+ * EINVAL, and the QP stays where it was. */
+static void each_required(enum ibv_qp_type type, enum ibv_qp_state to)
+{
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+	enum ibv_qp_state from;
+	int mask;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, type);
+	fx_qp_to(&q, to == IBV_QPS_INIT ? IBV_QPS_RESET : to == IBV_QPS_RTR ? IBV_QPS_INIT : IBV_QPS_RTR);
+	from = q.qp->state;
+	mask = fx_qp_required(&q, to, &attr);
+	for (int bit = 1; bit < 31; bit++) {
+		if (!(mask & (1 << bit)))
+			continue;
+		fx_qp_required(&q, to, &attr);
+		if (ibv_modify_qp(q.qp, &attr, mask & ~(1 << bit)) != EINVAL)
+			fail_msg("%s -> %s without mask bit 0x%x did not fail with EINVAL",
+				 fx_qp_state_name(from), fx_qp_state_name(to), 1 << bit);
+		assert_int_equal(q.qp->state, from);
+	}
+	fx_qp_release(&q);
+}
+
+void ibv_modify_qp__rc_init_requires(void **state) { each_required(IBV_QPT_RC, IBV_QPS_INIT); }
+void ibv_modify_qp__rc_rtr_requires(void **state) { each_required(IBV_QPT_RC, IBV_QPS_RTR); }
+void ibv_modify_qp__rc_rts_requires(void **state) { each_required(IBV_QPT_RC, IBV_QPS_RTS); }
+void ibv_modify_qp__uc_rtr_requires(void **state) { each_required(IBV_QPT_UC, IBV_QPS_RTR); }
+void ibv_modify_qp__ud_init_requires(void **state) { each_required(IBV_QPT_UD, IBV_QPS_INIT); }
+
+/* An attribute the transition does not take is refused too. */
+void ibv_modify_qp__rc_init_extra_attribute(void **state)
+{
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+	int mask;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	mask = fx_qp_required(&q, IBV_QPS_INIT, &attr);
+	assert_int_equal(ibv_modify_qp(q.qp, &attr, mask | IBV_QP_SQ_PSN), EINVAL);
+	assert_int_equal(q.qp->state, IBV_QPS_RESET);
+	fx_qp_release(&q);
+}
+
+/* Skipping a state: RESET to RTR or RTS, INIT to RTS (measured on rxe),
+ * and backwards from RTS to RTR. */
+static void illegal(enum ibv_qp_state from, enum ibv_qp_state to)
+{
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+	int mask, ret;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, from);
+	mask = fx_qp_required(&q, to, &attr);
+	ret = ibv_modify_qp(q.qp, &attr, mask);
+	if (ret != EINVAL)
+		fail_msg("%s -> %s returned %d, not EINVAL", fx_qp_state_name(from),
+			 fx_qp_state_name(to), ret);
+	assert_int_equal(q.qp->state, from);
+	fx_qp_release(&q);
+}
+
+void ibv_modify_qp__reset_to_rtr(void **state) { illegal(IBV_QPS_RESET, IBV_QPS_RTR); }
+void ibv_modify_qp__reset_to_rts(void **state) { illegal(IBV_QPS_RESET, IBV_QPS_RTS); }
+void ibv_modify_qp__init_to_rts(void **state) { illegal(IBV_QPS_INIT, IBV_QPS_RTS); }
+void ibv_modify_qp__rts_to_rtr(void **state) { illegal(IBV_QPS_RTS, IBV_QPS_RTR); }
+
+/* From every state after RESET, ERR and then RESET. */
+void ibv_modify_qp__any_to_err_and_reset(void **state)
+{
+	static const enum ibv_qp_state from[] = { IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+						  IBV_QPS_SQD };
+
+	for (size_t t = 0; t < sizeof conn_types / sizeof conn_types[0]; t++)
+		for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+			struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+			struct fx_qp q;
+
+			fx_qp_create(&q, FX_DEV_UNDER_TEST, conn_types[t]);
+			fx_qp_to(&q, from[i]);
+			FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE));
+			assert_int_equal(q.qp->state, IBV_QPS_ERR);
+			attr.qp_state = IBV_QPS_RESET;
+			FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE));
+			assert_int_equal(q.qp->state, IBV_QPS_RESET);
+			fx_qp_release(&q);
+		}
+}
+
+void ibv_modify_qp__positive_errno(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTS };
+	struct fx_qp q;
+	int ret;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	ret = ibv_modify_qp(q.qp, &attr, IBV_QP_STATE);
+	assert_int_equal(ret, EINVAL);
+	fx_qp_release(&q);
+}
+
+void ibv_query_qp__reports_state(void **state)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTR);
+	memset(&attr, 0, sizeof attr);
+	FX_VERBS_OK(ibv_query_qp(q.qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_PATH_MTU, &init));
+	assert_int_equal(attr.qp_state, IBV_QPS_RTR);
+	assert_int_equal(attr.dest_qp_num, q.qp->qp_num);
+	assert_int_equal(attr.path_mtu, IBV_MTU_1024);
+	assert_int_equal(init.qp_type, IBV_QPT_RC);
+	fx_qp_release(&q);
+}
+
+/* ---------------------------------------------------------------- objects in use */
+
+void ibv_destroy_cq__in_use(void **state)
+{
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	assert_int_equal(ibv_destroy_cq(q.cq), EBUSY);
+	fx_qp_release(&q);
+}
+
+void ibv_dealloc_pd__in_use(void **state)
+{
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	assert_int_equal(ibv_dealloc_pd(q.pd), EBUSY);
+	fx_qp_release(&q);
+}
+
+/* ---------------------------------------------------------------- with rdma_cm */
+
+static enum ibv_qp_state queried(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	FX_VERBS_OK(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init));
+	return attr.qp_state;
+}
+
+void rdma_create_qp__init(void **state)
+{
+	struct fx fx;
+
+	fx_reach_with_qps(&fx, AF_INET, FX_ADDR_RESOLVED);
+	assert_non_null(fx.client->qp);
+	assert_int_equal(queried(fx.client->qp), IBV_QPS_INIT);
+	assert_non_null(fx.client->send_cq);
+	assert_non_null(fx.client->recv_cq);
+	assert_ptr_equal(fx.client->qp->pd, fx.client->pd);
+	fx_release(&fx);
+}
+
+void rdma_connect__both_qps_rts(void **state)
+{
+	struct fx fx;
+
+	fx_reach_with_qps(&fx, AF_INET, FX_ESTABLISHED);
+	assert_int_equal(queried(fx.client->qp), IBV_QPS_RTS);
+	assert_int_equal(queried(fx.server->qp), IBV_QPS_RTS);
+	assert_int_equal(fx.client->qp->state, IBV_QPS_RTS);
+	assert_int_equal(fx.server->qp->state, IBV_QPS_RTS);
+	fx_release(&fx);
+}
+
+void rdma_disconnect__qp_to_err(void **state)
+{
+	struct fx fx;
+
+	fx_reach_with_qps(&fx, AF_INET, FX_ESTABLISHED);
+	FX_OK(rdma_disconnect(fx.client));
+	assert_int_equal(fx.client->qp->state, IBV_QPS_ERR);
+	assert_int_equal(queried(fx.client->qp), IBV_QPS_ERR);
+	fx_release(&fx);
+}
+
+/* One message from the active side to the passive side. */
+void ibv_post_send__send_recv(void **state)
+{
+	static const char msg[] = "hello over the mock";
+	char rx[64] = { 0 }, tx[sizeof msg];
+	struct ibv_mr *rx_mr, *tx_mr;
+	struct ibv_recv_wr rwr = { .wr_id = 1, .num_sge = 1 }, *bad_r;
+	struct ibv_send_wr swr = { .wr_id = 2, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *bad_s;
+	struct ibv_sge rsge, ssge;
+	struct ibv_wc wc;
+	struct fx fx;
+
+	fx_reach_with_qps(&fx, AF_INET, FX_ESTABLISHED);
+	memcpy(tx, msg, sizeof msg);
+	rx_mr = ibv_reg_mr(fx.server->pd, rx, sizeof rx, IBV_ACCESS_LOCAL_WRITE);
+	tx_mr = ibv_reg_mr(fx.client->pd, tx, sizeof tx, 0);
+	assert_non_null(rx_mr);
+	assert_non_null(tx_mr);
+	rsge = (struct ibv_sge){ (uintptr_t)rx, sizeof rx, rx_mr->lkey };
+	ssge = (struct ibv_sge){ (uintptr_t)tx, sizeof tx, tx_mr->lkey };
+	rwr.sg_list = &rsge;
+	swr.sg_list = &ssge;
+	FX_VERBS_OK(ibv_post_recv(fx.server->qp, &rwr, &bad_r));
+	FX_VERBS_OK(ibv_post_send(fx.client->qp, &swr, &bad_s));
+	fx_poll_one(fx.client->send_cq, &wc);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 2);
+	fx_poll_one(fx.server->recv_cq, &wc);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_RECV);
+	assert_int_equal(wc.byte_len, sizeof msg);
+	assert_string_equal(rx, msg);
+	FX_VERBS_OK(ibv_dereg_mr(rx_mr));
+	FX_VERBS_OK(ibv_dereg_mr(tx_mr));
+	fx_release(&fx);
+}

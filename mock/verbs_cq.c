@@ -1,0 +1,421 @@
+/* libibverbs: completion channels, completion queues and their events.
+ *
+ * A channel's fd is an eventfd in semaphore mode whose count matches the
+ * queue of fired CQs under verbs_lock: pollable, readable while an event
+ * waits, and O_NONBLOCK on it makes ibv_get_cq_event fail with EAGAIN, as
+ * a read of the kernel's completion-event file does. */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+#define LIB "ibverbs"
+
+struct cq_event {
+	struct cq_event *next;
+	struct mock_cq *cq;
+};
+
+static struct mock_channel *channel_of(struct ibv_comp_channel *channel, const char *call)
+{
+	struct mock_channel *mch = (struct mock_channel *)channel;
+
+	MOCK_REQUIRE(channel, call, "channel is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(mch->magic == VERBS_CHANNEL_MAGIC, call,
+		     "%p is not a channel from ibv_create_comp_channel", (void *)channel);
+	return mch;
+}
+
+struct mock_cq *verbs_cq_of(struct ibv_cq *cq, const char *call)
+{
+	struct mock_cq *mcq = (struct mock_cq *)cq;
+
+	MOCK_REQUIRE(cq, call, "cq is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(mcq->magic == VERBS_CQ_MAGIC, call,
+		     "%p is not a completion queue from ibv_create_cq", (void *)cq);
+	return mcq;
+}
+
+static void count_up(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof one) != sizeof one)
+		mock_log("completion channel fd %d: cannot signal an event", fd);
+}
+
+/* The count is at least one for every queued event, so this read never
+ * waits; the poll guards against a caller who closed or reused our fd. */
+static void count_down(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t value;
+
+	if (poll(&pfd, 1, 0) != 1 || read(fd, &value, sizeof value) != sizeof value)
+		mock_log("completion channel fd %d: event count out of step", fd);
+}
+
+MOCK_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct mock_channel *mch;
+
+	verbs_context_of(context, "ibv_create_comp_channel");
+	FAULT_NULL(LIB, "ibv_create_comp_channel");
+	mch = calloc(1, sizeof *mch);
+	if (!mch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mch->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (mch->ch.fd < 0) {
+		free(mch);
+		return NULL;
+	}
+	mch->magic = VERBS_CHANNEL_MAGIC;
+	mch->ch.context = context;
+	return &mch->ch;
+}
+
+/* Upstream: EBUSY while CQs use it (refcnt, under the context's mutex). */
+MOCK_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct mock_channel *mch = channel_of(channel, "ibv_destroy_comp_channel");
+	int ret = 0;
+
+	FAULT_POSITIVE(LIB, "ibv_destroy_comp_channel");
+	pthread_mutex_lock(&channel->context->mutex);
+	if (channel->refcnt)
+		ret = EBUSY;
+	pthread_mutex_unlock(&channel->context->mutex);
+	if (ret)
+		return ret;
+	/* A CQ leaves its unread events when destroyed, so none remain. */
+	mch->magic = 0;
+	close(channel->fd);
+	free(mch);
+	return 0;
+}
+
+/* mlx5 and rxe both report the ring they allocate: a power of two, less
+ * the one entry that tells full from empty. */
+static int ring_size(int cqe)
+{
+	int n = 1;
+
+	while (n < cqe + 1)
+		n <<= 1;
+	return n - 1;
+}
+
+MOCK_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+					 struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_create_cq");
+	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	struct mock_cq *mcq;
+
+	FAULT_NULL(LIB, "ibv_create_cq");
+	if (channel)
+		channel_of(channel, "ibv_create_cq");
+	/* rxe refuses an empty CQ; mlx5 rounds 0 up to a one-entry ring. */
+	if (cqe < 0 || cqe > p->max_cqe || (cqe == 0 && mc->mdev->personality != RDMAMOCK_MLX5) ||
+	    comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
+	    (channel && channel->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mcq = calloc(1, sizeof *mcq);
+	if (!mcq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mcq->magic = VERBS_CQ_MAGIC;
+	mcq->cq.cqe = ring_size(cqe ? cqe : 1);
+	/* What libibverbs' verbs_init_cq sets. */
+	mcq->cq.context = context;
+	mcq->cq.channel = channel;
+	mcq->cq.cq_context = cq_context;
+	pthread_mutex_init(&mcq->cq.mutex, NULL);
+	pthread_cond_init(&mcq->cq.cond, NULL);
+	if (channel) {
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
+	return &mcq->cq;
+}
+
+/* Unlink and free the queued events of cq: the kernel drops a CQ's unread
+ * events when the CQ goes. */
+static void drop_events(struct mock_channel *mch, struct mock_cq *cq)
+{
+	struct cq_event **pos = &mch->head, *ev;
+
+	mch->tail = NULL;
+	while ((ev = *pos)) {
+		if (ev->cq == cq) {
+			*pos = ev->next;
+			count_down(mch->ch.fd);
+			free(ev);
+		} else {
+			mch->tail = ev;
+			pos = &ev->next;
+		}
+	}
+}
+
+/* Upstream blocks until every event it read for the CQ is acked; so do we,
+ * but we say so if it takes long, since that is usually a missing ack. */
+static void wait_for_acks(struct ibv_cq *cq, uint32_t reported)
+{
+	struct timespec deadline;
+	bool said = false;
+
+	pthread_mutex_lock(&cq->mutex);
+	while (cq->comp_events_completed != reported) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 2;
+		if (pthread_cond_timedwait(&cq->cond, &cq->mutex, &deadline) && !said) {
+			mock_log("ibv_destroy_cq(%p): waiting for %u unacknowledged event(s) of this CQ; upstream blocks here too",
+				 (void *)cq, reported - cq->comp_events_completed);
+			said = true;
+		}
+	}
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_destroy_cq");
+	struct ibv_comp_channel *channel = cq->channel;
+	uint32_t reported;
+
+	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
+	pthread_mutex_lock(&verbs_lock);
+	if (mcq->users) { /* ib_destroy_cq_user: a QP still uses it */
+		pthread_mutex_unlock(&verbs_lock);
+		return EBUSY;
+	}
+	if (channel)
+		drop_events((struct mock_channel *)channel, mcq);
+	while (mcq->head) {
+		struct mock_cqe *e = mcq->head;
+
+		mcq->head = e->next;
+		free(e);
+	}
+	mcq->magic = 0;
+	reported = mcq->events_reported;
+	pthread_mutex_unlock(&verbs_lock);
+
+	wait_for_acks(cq, reported);
+	if (channel) {
+		pthread_mutex_lock(&channel->context->mutex);
+		channel->refcnt--;
+		pthread_mutex_unlock(&channel->context->mutex);
+	}
+	pthread_mutex_destroy(&cq->mutex);
+	pthread_cond_destroy(&cq->cond);
+	free(mcq);
+	return 0;
+}
+
+/* Wait for the channel's fd as a blocking read of the kernel's file would:
+ * EAGAIN if the caller made it non-blocking, EINTR on a signal. */
+static int wait_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags >= 0 && (flags & O_NONBLOCK))
+		return mock_errno(EAGAIN);
+	if (poll(&pfd, 1, -1) < 0)
+		return -1;
+	return 0;
+}
+
+MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+				 void **cq_context)
+{
+	struct mock_channel *mch = channel_of(channel, "ibv_get_cq_event");
+	struct cq_event *ev;
+
+	FAULT_MINUS1(LIB, "ibv_get_cq_event");
+	MOCK_REQUIRE(cq && cq_context, "ibv_get_cq_event",
+		     "cq or cq_context is NULL (upstream stores through both)");
+	for (;;) {
+		pthread_mutex_lock(&verbs_lock);
+		ev = mch->head;
+		if (ev) {
+			mch->head = ev->next;
+			if (!mch->head)
+				mch->tail = NULL;
+			count_down(channel->fd);
+			ev->cq->events_reported++;
+			*cq = &ev->cq->cq;
+			*cq_context = ev->cq->cq.cq_context;
+			pthread_mutex_unlock(&verbs_lock);
+			free(ev);
+			return 0;
+		}
+		pthread_mutex_unlock(&verbs_lock);
+		if (wait_readable(channel->fd))
+			return -1;
+	}
+}
+
+/* As upstream: count the acks under the CQ's own mutex, wake a destroy. */
+MOCK_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	MOCK_REQUIRE(cq, "ibv_ack_cq_events", "cq is NULL (upstream dereferences it)");
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+int verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_req_notify_cq");
+
+	FAULT_POSITIVE(LIB, "ibv_req_notify_cq");
+	pthread_mutex_lock(&verbs_lock);
+	/* Arming again for any completion widens a solicited-only arm. */
+	mcq->solicited_only = mcq->armed ? mcq->solicited_only && solicited_only : solicited_only;
+	mcq->armed = true;
+	pthread_mutex_unlock(&verbs_lock);
+	return 0;
+}
+
+int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_poll_cq");
+	int n = 0;
+
+	FAULT_MINUS1(LIB, "ibv_poll_cq");
+	MOCK_REQUIRE(wc || num_entries <= 0, "ibv_poll_cq",
+		     "wc is NULL (upstream writes the completions there)");
+	pthread_mutex_lock(&verbs_lock);
+	while (n < num_entries && mcq->head) {
+		struct mock_cqe *e = mcq->head;
+
+		mcq->head = e->next;
+		if (!mcq->head)
+			mcq->tail = NULL;
+		mcq->count--;
+		/* Polling a send completion frees its send-queue slots. */
+		if (e->is_send && e->sq_mark > e->qp->sq_freed)
+			e->qp->sq_freed = e->sq_mark;
+		wc[n++] = e->wc;
+		free(e);
+	}
+	pthread_mutex_unlock(&verbs_lock);
+	return n;
+}
+
+void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
+		  bool is_send, uint64_t sq_mark, bool solicited)
+{
+	struct mock_channel *mch = (struct mock_channel *)cq->cq.channel;
+	struct mock_cqe *e;
+	struct cq_event *ev;
+
+	/* A full CQ overruns; the hardware raises IBV_EVENT_CQ_ERR, which the
+	 * mock does not deliver. The completion is lost. */
+	if (cq->count >= cq->cq.cqe) {
+		if (!cq->overrun_said)
+			mock_log("CQ %p overrun (%d entries): completions are lost", (void *)&cq->cq,
+				 cq->cq.cqe);
+		cq->overrun_said = true;
+		return;
+	}
+	e = calloc(1, sizeof *e);
+	if (!e) {
+		mock_log("out of memory: a completion for QP %u lost", wc->qp_num);
+		return;
+	}
+	e->wc = *wc;
+	e->qp = qp;
+	e->is_send = is_send;
+	e->sq_mark = sq_mark;
+	if (cq->tail)
+		cq->tail->next = e;
+	else
+		cq->head = e;
+	cq->tail = e;
+	cq->count++;
+
+	/* An error completion fires a solicited-only arm too, as the IB spec
+	 * asks. */
+	if (!cq->armed || (cq->solicited_only && !solicited && wc->status == IBV_WC_SUCCESS))
+		return;
+	cq->armed = false;
+	if (!mch)
+		return;
+	ev = calloc(1, sizeof *ev);
+	if (!ev) {
+		mock_log("out of memory: a completion event for CQ %p lost", (void *)&cq->cq);
+		return;
+	}
+	ev->cq = cq;
+	if (mch->tail)
+		mch->tail->next = ev;
+	else
+		mch->head = ev;
+	mch->tail = ev;
+	count_up(mch->ch.fd);
+}
+
+void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
+{
+	struct mock_cqe **pos = &cq->head, *e;
+
+	cq->tail = NULL;
+	while ((e = *pos)) {
+		if (e->qp == qp) {
+			*pos = e->next;
+			cq->count--;
+			free(e);
+		} else {
+			cq->tail = e;
+			pos = &e->next;
+		}
+	}
+}
+
+/* The texts programs print for a completion's status, as upstream's. */
+MOCK_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS: return "success";
+	case IBV_WC_LOC_LEN_ERR: return "local length error";
+	case IBV_WC_LOC_QP_OP_ERR: return "local QP operation error";
+	case IBV_WC_LOC_EEC_OP_ERR: return "local EE context operation error";
+	case IBV_WC_LOC_PROT_ERR: return "local protection error";
+	case IBV_WC_WR_FLUSH_ERR: return "Work Request Flushed Error";
+	case IBV_WC_MW_BIND_ERR: return "memory management operation error";
+	case IBV_WC_BAD_RESP_ERR: return "bad response error";
+	case IBV_WC_LOC_ACCESS_ERR: return "local access error";
+	case IBV_WC_REM_INV_REQ_ERR: return "remote invalid request error";
+	case IBV_WC_REM_ACCESS_ERR: return "remote access error";
+	case IBV_WC_REM_OP_ERR: return "remote operation error";
+	case IBV_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
+	case IBV_WC_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
+	case IBV_WC_LOC_RDD_VIOL_ERR: return "local RDD violation error";
+	case IBV_WC_REM_INV_RD_REQ_ERR: return "remote invalid RD request";
+	case IBV_WC_REM_ABORT_ERR: return "aborted error";
+	case IBV_WC_INV_EECN_ERR: return "invalid EE context number";
+	case IBV_WC_INV_EEC_STATE_ERR: return "invalid EE context state";
+	case IBV_WC_FATAL_ERR: return "fatal error";
+	case IBV_WC_RESP_TIMEOUT_ERR: return "response timeout error";
+	case IBV_WC_GENERAL_ERR: return "general error";
+	case IBV_WC_TM_ERR: return "TM error";
+	case IBV_WC_TM_RNDV_INCOMPLETE: return "TM software rendezvous";
+	}
+	return "unknown";
+}

@@ -1,0 +1,174 @@
+/* libibverbs: memory regions. The checks are the kernel's (ib_uverbs_reg_mr,
+ * ib_check_mr_access, ib_umem_get); keys are unique in the process. */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+#define LIB "ibverbs"
+
+/* Access bits the kernel knows (IB_ACCESS_SUPPORTED): the mandatory ones
+ * up to HUGETLB, and the optional range, which it ignores when unknown. */
+#define ACCESS_KNOWN (0xffu | IBV_ACCESS_OPTIONAL_RANGE)
+
+/* Key step: the low byte is a variant, as mlx5's mkeys have, so that a
+ * neighbouring value (key + 1) is never another region's key. */
+#define KEY_STEP 0x100u
+
+static struct mock_mr *mrs; /* every live MR, under verbs_lock */
+
+static bool key_in_use(uint32_t key)
+{
+	for (struct mock_mr *m = mrs; m; m = m->next)
+		if (m->mr.lkey == key)
+			return true;
+	return false;
+}
+
+static uint32_t new_key(void)
+{
+	static uint32_t next_key = 0x1000;
+	uint32_t key;
+
+	do {
+		key = next_key;
+		next_key += KEY_STEP;
+	} while (!key || key_in_use(key));
+	return key;
+}
+
+/* ib_umem_get pins the pages; an unmapped page fails it with EFAULT. */
+static bool mapped(const void *addr, size_t length)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
+	uintptr_t end = (uintptr_t)addr + length;
+	unsigned char vec[64];
+
+	while (start < end) {
+		size_t chunk = end - start;
+
+		if (chunk > sizeof vec * (size_t)page)
+			chunk = sizeof vec * (size_t)page;
+		if (mincore((void *)start, chunk, vec))
+			return false;
+		start += chunk;
+	}
+	return true;
+}
+
+static int check_access(unsigned access)
+{
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	if (access & ~ACCESS_KNOWN)
+		return EINVAL;
+	if (access & IBV_ACCESS_ON_DEMAND) /* the devices report no ODP */
+		return EOPNOTSUPP;
+	return 0;
+}
+
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			     unsigned access, const char *call)
+{
+	struct mock_pd *mpd = verbs_pd_of(pd, call);
+	long page = sysconf(_SC_PAGESIZE);
+	struct mock_mr *m;
+	int err;
+
+	/* libibverbs drops optional bits the kernel cannot take; the kernel
+	 * takes and ignores the rest of the optional range. */
+	access &= ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
+	if (((uintptr_t)addr & (page - 1)) != (iova & (page - 1)))
+		err = EINVAL;
+	else
+		err = check_access(access);
+	if (!err && (!length || (uintptr_t)addr + length < (uintptr_t)addr))
+		err = EINVAL;
+	if (!err && !mapped(addr, length))
+		err = EFAULT;
+	if (!err && !(m = calloc(1, sizeof *m)))
+		err = ENOMEM;
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	m->magic = VERBS_MR_MAGIC;
+	m->mpd = mpd;
+	m->iova = iova;
+	m->access = access;
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	pthread_mutex_lock(&verbs_lock);
+	m->mr.lkey = m->mr.rkey = new_key();
+	m->mr.handle = m->mr.lkey >> 8;
+	m->next = mrs;
+	mrs = m;
+	mpd->users++;
+	pthread_mutex_unlock(&verbs_lock);
+	return &m->mr;
+}
+
+/* The header's ibv_reg_mr macro picks this one when the access flags are
+ * a constant without optional bits, and ibv_reg_mr_iova2 otherwise. */
+#undef ibv_reg_mr
+MOCK_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	verbs_pd_of(pd, "ibv_reg_mr");
+	FAULT_NULL(LIB, "ibv_reg_mr");
+	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned)access, "ibv_reg_mr");
+}
+
+#undef ibv_reg_mr_iova
+MOCK_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+					   uint64_t iova, int access)
+{
+	verbs_pd_of(pd, "ibv_reg_mr_iova");
+	FAULT_NULL(LIB, "ibv_reg_mr_iova");
+	return reg_mr(pd, addr, length, iova, (unsigned)access, "ibv_reg_mr_iova");
+}
+
+MOCK_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+					    uint64_t iova, unsigned int access)
+{
+	verbs_pd_of(pd, "ibv_reg_mr_iova2");
+	FAULT_NULL(LIB, "ibv_reg_mr_iova2");
+	return reg_mr(pd, addr, length, iova, access, "ibv_reg_mr_iova2");
+}
+
+MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct mock_mr *m = (struct mock_mr *)mr, **pos;
+
+	MOCK_REQUIRE(mr, "ibv_dereg_mr", "mr is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_dereg_mr",
+		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
+	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
+	pthread_mutex_lock(&verbs_lock);
+	for (pos = &mrs; *pos != m; pos = &(*pos)->next)
+		;
+	*pos = m->next;
+	m->mpd->users--;
+	m->magic = 0;
+	pthread_mutex_unlock(&verbs_lock);
+	free(m);
+	return 0;
+}
+
+void *verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,
+		   unsigned access)
+{
+	struct mock_mr *m;
+
+	for (m = mrs; m && m->mr.lkey != key; m = m->next)
+		;
+	if (!m || m->mpd != mpd || (m->access & access) != access)
+		return NULL;
+	if (addr < m->iova || addr + len < addr || addr + len > m->iova + m->mr.length)
+		return NULL;
+	return (char *)m->mr.addr + (addr - m->iova);
+}
