@@ -162,3 +162,41 @@ void rdma_resolve_addr__unanswered_neighbour(void **state)
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
 }
+
+/* The same with QP attributes: the active endpoint gets its QP from
+ * rdma_create_ep, the passive side its new QP from rdma_get_request, and
+ * a synchronous connect returns with ESTABLISHED. */
+void rdma_create_ep__with_qps(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_addrinfo *passive, *active;
+	struct rdma_cm_id *client;
+	struct server s = { 0 };
+	pthread_t thread;
+
+	fx_require_backend();
+	passive = lookup(fx_addr(AF_INET), true);
+	active = lookup(fx_addr(AF_INET), false);
+	FX_OK(rdma_create_ep(&s.listener, passive, NULL, &attr));
+	FX_OK(rdma_listen(s.listener, 4));
+	FX_OK(rdma_create_ep(&client, active, NULL, &attr));
+	assert_non_null(client->qp);
+	assert_int_equal(client->qp->state, IBV_QPS_INIT);
+	assert_int_equal(pthread_create(&thread, NULL, serve, &s), 0);
+	FX_OK(rdma_connect(client, &param));
+	assert_int_equal(client->event->event, RDMA_CM_EVENT_ESTABLISHED);
+	pthread_join(thread, NULL);
+	if (s.accept_ret)
+		fail_msg("server: rdma_get_request/rdma_accept: %s", strerror(s.accept_errno));
+	assert_non_null(s.conn->qp);
+	assert_int_equal(s.conn->qp->state, IBV_QPS_RTS);
+	assert_int_equal(client->qp->state, IBV_QPS_RTS);
+	rdma_destroy_ep(s.conn);
+	rdma_destroy_ep(client);
+	rdma_destroy_ep(s.listener);
+	rdma_freeaddrinfo(passive);
+	rdma_freeaddrinfo(active);
+}
