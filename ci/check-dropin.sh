@@ -11,12 +11,12 @@ fail() { echo "check-dropin: $*" >&2; exit 1; }
 for prog in "$@"; do
 	name=$(basename "$prog")
 	[ -x "$prog" ] || fail "$prog is not an executable"
-	! readelf -d "$prog" | grep -qE 'R(UN)?PATH' ||
+	! grep -qE 'R(UN)?PATH' <<<"$(readelf -d "$prog")" ||
 		fail "$name carries a run path; the mock must come from LD_LIBRARY_PATH alone"
 	needed=$(readelf -d "$prog" | sed -n 's/.*NEEDED.*\[\(lib\(rdmacm\|ibverbs\|mlx5\)\.so\.1\)\]/\1/p')
 	[ -n "$needed" ] || fail "$name needs none of librdmacm, libibverbs, libmlx5"
 	# Its references carry rdma-core's symbol versions, which the mock must meet.
-	objdump -T "$prog" | grep -qE 'UND.*\((RDMACM|IBVERBS|MLX5)_1\.[0-9]+\)' ||
+	grep -qE 'UND.*\((RDMACM|IBVERBS|MLX5)_1\.[0-9]+\)' <<<"$(objdump -T "$prog")" ||
 		fail "$name has no versioned rdma-core references"
 	for so in $needed; do
 		resolved=$(LD_LIBRARY_PATH="$lib" ldd "$prog" | awk -v so="$so" '$1 == so { print $3 }')
