@@ -23,7 +23,17 @@ xmllint --noout "$out/mock.xml"
 echo "xmllint: $out/mock.xml is one well-formed document"
 
 step "drop-in: a program built against the system's librdmacm, on the mock"
-bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe"
+bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe" "$build/examples/addrinfo_probe"
+
+step "addrinfo ownership under valgrind: nothing the suite resolves is leaked"
+if [ -n "${SANITIZE:-}" ]; then
+	echo "skipped: a sanitizer build has its own leak checker"
+else
+	valgrind -q --trace-children=yes --leak-check=full --errors-for-leak-kinds=definite \
+		--error-exitcode=99 "$conf/rdmacheck-mock" -t '*addrinfo*' >"$out/valgrind.log" 2>&1 ||
+		{ cat "$out/valgrind.log"; echo "check: valgrind found a leak or an error" >&2; exit 1; }
+	tail -n 1 "$out/valgrind.log"
+fi
 
 step "fault points from outside: fiu-run on an unmodified program"
 bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"

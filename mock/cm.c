@@ -287,6 +287,7 @@ void cm_free_id(struct cm_id *cid)
 		rdma_destroy_event_channel(cid->id.channel);
 	free(cid->connect);
 	free(cid->qp_init_attr);
+	rdma_freeaddrinfo(cid->resolved_ai);
 	cid->magic = CM_DEAD_MAGIC;
 	free(cid);
 }

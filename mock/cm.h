@@ -48,6 +48,10 @@ struct cm_id {
 	struct ibv_qp_init_attr *qp_init_attr; /* passive endpoints */
 	void *connect;                         /* endpoint's ai_connect data */
 	size_t connect_len;
+	/* rdma_resolve_addrinfo: a resolution under way or unqueried, and its
+	 * result until rdma_query_addrinfo hands it over. */
+	bool resolving_ai;
+	struct rdma_addrinfo *resolved_ai;
 };
 
 struct cm_event {

@@ -110,16 +110,28 @@ static void process_conn_resp(struct cm_event *evt)
 	}
 }
 
-/* Turn one fabric event into what the caller sees. Returns false when the
- * event is swallowed (upstream's "goto retry"). */
-static bool process_event(struct cm_event *evt, struct fab_event *fe)
+/* ADDRINFO_ERROR (the SA path) ends the resolution. */
+static void clear_resolving(struct cm_id *cid)
+{
+	pthread_mutex_lock(&cid->mut);
+	cid->resolving_ai = false;
+	pthread_mutex_unlock(&cid->mut);
+}
+
+/* Turn one fabric event into what the caller sees. Returns DELIVER, RETRY
+ * when the event is swallowed (upstream's "goto retry"), or FAIL with
+ * errno set when the call itself fails. */
+enum outcome { DELIVER, RETRY, FAIL };
+
+static enum outcome process_event(struct cm_event *evt, struct fab_event *fe)
 {
 	evt->owner = (struct cm_id *)(uintptr_t)fe->uid;
 	evt->event.id = &evt->owner->id;
 	evt->event.event = fe->event;
 	evt->event.status = fe->status;
 
-	switch (fe->event) {
+	/* int: the v60 events are beyond the enum in older headers. */
+	switch ((int)fe->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		process_addr_resolved(evt);
 		break;
@@ -128,7 +140,7 @@ static bool process_event(struct cm_event *evt, struct fab_event *fe)
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		copy_conn_param(evt, &fe->param);
-		return process_conn_req(evt, fe->conn_id) == 0;
+		return process_conn_req(evt, fe->conn_id) == 0 ? DELIVER : RETRY;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		copy_conn_param(evt, &fe->param);
 		process_conn_resp(evt);
@@ -138,18 +150,30 @@ static bool process_event(struct cm_event *evt, struct fab_event *fe)
 		/* After a failed connect response these are noise. */
 		if (evt->owner->connect_error) {
 			complete_event(evt->owner);
-			return false;
+			return RETRY;
 		}
 		copy_conn_param(evt, &fe->param);
 		if (fe->event == RDMA_CM_EVENT_REJECTED)
 			cm_qp_to_err(evt->owner);
+		break;
+	case RDMA_CM_EVENT_ADDRINFO_ERROR:
+		clear_resolving(evt->owner);
+		break;
+	case RDMA_CM_EVENT_USER:
+		rdmacheck_set_event_arg(&evt->event, fe->arg);
+		break;
+	case RDMA_CM_EVENT_INTERNAL:
+		/* The DNS path's way to report ADDRINFO_RESOLVED. */
+		if (fe->arg != RDMA_CM_EVENT_ADDRINFO_RESOLVED)
+			return mock_errno(EBADE), FAIL;
+		evt->event.event = RDMA_CM_EVENT_ADDRINFO_RESOLVED;
 		break;
 	default:
 		if (evt->owner->id.qp_type != IBV_QPT_UD)
 			copy_conn_param(evt, &fe->param);
 		break;
 	}
-	return true;
+	return DELIVER;
 }
 
 /* Wait for the channel's fd as a blocking read of the real rdma_cm file
@@ -169,6 +193,7 @@ static int wait_readable(int fd)
 MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cm_channel *ch;
+	enum outcome outcome;
 	struct cm_event *evt;
 	struct fab_event fe;
 	int err;
@@ -192,7 +217,12 @@ MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdm
 			}
 			continue;
 		}
-		if (process_event(evt, &fe))
+		outcome = process_event(evt, &fe);
+		if (outcome == FAIL) {
+			free(evt);
+			return -1;
+		}
+		if (outcome == DELIVER)
 			break;
 	}
 	*event = &evt->event;

@@ -1,7 +1,8 @@
 /* rdma_getaddrinfo / rdma_freeaddrinfo, as librdmacm/addrinfo.c behaves:
  * one result (the first getaddrinfo gives), the address on the source side
  * for RAI_PASSIVE and the destination side otherwise, getaddrinfo's own
- * EAI_* code returned as it is. No ibacm: no route or connect data. */
+ * EAI_* code returned as it is. No ibacm: no route or connect data. RAI_SA
+ * (v60) looks in the IB SA, which RoCE devices do not reach. */
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,15 @@ static int lookup(const char *node, const char *service, const struct rdma_addri
 	return ret;
 }
 
+/* ucma_getaddrinfo_sa: asks the SA through each active InfiniBand port; a
+ * RoCE port is not one, so on the mock nothing is found. */
+static int sa_lookup(const char *service, struct rdma_addrinfo **res)
+{
+	if (!service || !res)
+		return mock_errno(EINVAL);
+	return mock_errno(ENOENT);
+}
+
 MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 				 const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
@@ -126,6 +136,11 @@ MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		return mock_errno(EINVAL);
 	if (cm_init())
 		return -1;
+	if (hints && (hints->ai_flags & RAI_SA)) {
+		if (node || (hints->ai_flags & RAI_DNS))
+			return mock_errno(EOPNOTSUPP);
+		return sa_lookup(service, res);
+	}
 	MOCK_REQUIRE(res, "rdma_getaddrinfo", "res is NULL (upstream stores the result through it)");
 	rai = calloc(1, sizeof *rai);
 	if (!rai)

@@ -195,25 +195,25 @@ int fab_chan_open(struct fab_chan **out, int *fd)
 	return 0;
 }
 
-void fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
-		     const struct fab_conn_param *param, struct fab_id *conn_id)
+struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
+				   const struct fab_conn_param *param, struct fab_id *conn_id)
 {
 	struct fab_queued *q;
 
 	/* cma_ib_handler: once DISCONNECTED is generated only TIMEWAIT_EXIT
 	 * follows. */
 	if (id->disconnected && type != RDMA_CM_EVENT_TIMEWAIT_EXIT)
-		return;
+		return NULL;
 	if (type == RDMA_CM_EVENT_DISCONNECTED)
 		id->disconnected = true;
 	/* ucma: a new connection's events are dropped until user space
 	 * accepts it and so gives it an owner. */
 	if (!id->chan || (!id->uid && type != RDMA_CM_EVENT_CONNECT_REQUEST))
-		return;
+		return NULL;
 	q = calloc(1, sizeof *q);
 	if (!q) {
 		mock_log("out of memory: CM event %d for an id lost", (int)type);
-		return;
+		return NULL;
 	}
 	q->id = id;
 	q->ev.uid = id->uid;
@@ -223,6 +223,7 @@ void fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status
 	if (param)
 		q->ev.param = *param;
 	chan_append(id->chan, q);
+	return q;
 }
 
 int fab_get_event(struct fab_chan *chan, struct fab_event *out)

@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rdma_addrinfo.h"
 #include "rdmamock.h"
 
 #define FAB_NAME_MAX 64
@@ -70,6 +71,7 @@ struct fab_event {
 	enum rdma_cm_event_type event;
 	int status;
 	struct fab_conn_param param;
+	uint64_t arg;             /* USER and INTERNAL events */
 };
 
 /* What librdmacm learns by querying an id (UCMA_QUERY_ADDR/ROUTE). */
@@ -113,6 +115,11 @@ int fab_disconnect(struct fab_id *id);
 int fab_set_option(struct fab_id *id, int level, int optname, const void *optval, size_t optlen);
 /* rdma_init_qp_attr: the attributes and mask for attr->qp_state. */
 int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask);
+/* ucma's WRITE_CM_EVENT (kernel 6.18+): queue a USER or INTERNAL event
+ * for the id, carrying status and arg. */
+int fab_write_event(struct fab_id *id, enum rdma_cm_event_type type, int status, uint64_t arg);
+/* ucma's RESOLVE_IB_SERVICE: an SA query, which RoCE devices cannot make. */
+int fab_resolve_ib_service(struct fab_id *id);
 
 /* ---------------------------------------------------------------- QPs */
 

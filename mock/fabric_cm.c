@@ -998,3 +998,31 @@ int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
 	fab_unlock();
 	return err;
 }
+
+/* ---------------------------------------------------------------- written events, SA */
+
+int fab_write_event(struct fab_id *id, enum rdma_cm_event_type type, int status, uint64_t arg)
+{
+	struct fab_queued *q;
+
+	if (type != RDMA_CM_EVENT_USER && type != RDMA_CM_EVENT_INTERNAL)
+		return -EINVAL;
+	fab_lock();
+	q = fab_queue_event(id, type, status, NULL, NULL);
+	if (q)
+		q->ev.arg = arg;
+	fab_unlock();
+	return 0;
+}
+
+/* The SA lives on InfiniBand subnets; every mock device is RoCE. An id
+ * with no device has nothing to ask at all. */
+int fab_resolve_ib_service(struct fab_id *id)
+{
+	int err;
+
+	fab_lock();
+	err = id->dev ? -EOPNOTSUPP : -EINVAL;
+	fab_unlock();
+	return err;
+}

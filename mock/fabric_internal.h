@@ -119,8 +119,9 @@ void fab_lock(void);
 void fab_unlock(void);
 
 /* Events and timers (fabric.c); callers hold the lock. */
-void fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
-		     const struct fab_conn_param *param, struct fab_id *conn_id);
+/* Returns the queued entry, or NULL when the event was dropped. */
+struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
+				   const struct fab_conn_param *param, struct fab_id *conn_id);
 void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
 void fab_timer_add(struct fab_id *id, unsigned ms, void (*fire)(struct fab_id *, int), int arg);
 void fab_timer_cancel(struct fab_id *id);

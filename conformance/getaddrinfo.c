@@ -1,0 +1,214 @@
+/* API covered: rdma_getaddrinfo() and rdma_freeaddrinfo(): numeric and
+ * named hosts and services, RAI_PASSIVE, RAI_NUMERICHOST, RAI_FAMILY,
+ * port spaces, RAI_SA, and the three ways it reports failure. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <infiniband/ib.h>
+
+#include "fixtures.h"
+
+static struct rdma_addrinfo *get(const char *node, const char *service,
+				 const struct rdma_addrinfo *hints)
+{
+	struct rdma_addrinfo *res = NULL;
+	int ret;
+
+	fx_require_backend();
+	ret = rdma_getaddrinfo(node, service, hints, &res);
+	if (ret)
+		fail_msg("rdma_getaddrinfo(%s, %s): %d, errno %s", node ? node : "NULL",
+			 service ? service : "NULL", ret, strerror(errno));
+	assert_non_null(res);
+	assert_null(res->ai_next);
+	return res;
+}
+
+static uint16_t port_of(const struct sockaddr *addr)
+{
+	return ntohs(fx_sockaddr_port(addr));
+}
+
+void rdma_getaddrinfo__numeric_defaults(void **state)
+{
+	struct rdma_addrinfo *res = get("127.0.0.1", "7471", NULL);
+	struct sockaddr_in *dst = (struct sockaddr_in *)res->ai_dst_addr;
+
+	assert_int_equal(res->ai_flags, 0);
+	assert_int_equal(res->ai_family, AF_INET);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_RC);
+	assert_int_equal(res->ai_port_space, RDMA_PS_TCP);
+	assert_int_equal(res->ai_dst_len, sizeof *dst);
+	assert_int_equal(dst->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	assert_int_equal(ntohs(dst->sin_port), 7471);
+	assert_null(res->ai_src_addr);
+	rdma_freeaddrinfo(res);
+}
+
+void rdma_getaddrinfo__named_host(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_family = AF_INET };
+	struct rdma_addrinfo *res = get("localhost", "7471", &hints);
+	struct sockaddr_in *dst = (struct sockaddr_in *)res->ai_dst_addr;
+
+	assert_int_equal(res->ai_family, AF_INET);
+	assert_int_equal(dst->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	rdma_freeaddrinfo(res);
+}
+
+void rdma_getaddrinfo__named_service(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct servent *ssh = getservbyname("ssh", "tcp");
+	struct rdma_addrinfo *res;
+
+	if (!ssh)
+		RC_SKIP("config: no ssh/tcp in /etc/services (Debian package netbase)");
+	res = get("127.0.0.1", "ssh", &hints);
+	assert_int_equal(port_of(res->ai_dst_addr), ntohs((uint16_t)ssh->s_port));
+	rdma_freeaddrinfo(res);
+}
+
+void rdma_getaddrinfo__passive(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *res = get(NULL, "7471", &hints);
+
+	assert_int_equal(res->ai_flags, RAI_PASSIVE);
+	assert_non_null(res->ai_src_addr);
+	assert_null(res->ai_dst_addr);
+	assert_int_equal(res->ai_dst_len, 0);
+	assert_int_equal(port_of(res->ai_src_addr), 7471);
+	rdma_freeaddrinfo(res);
+}
+
+/* A name where RAI_NUMERICHOST asks for a number: getaddrinfo's own code. */
+void rdma_getaddrinfo__numerichost_refuses_names(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST }, *res = NULL;
+
+	fx_require_backend();
+	assert_int_equal(rdma_getaddrinfo("localhost", "7471", &hints, &res), EAI_NONAME);
+	assert_null(res);
+}
+
+void rdma_getaddrinfo__port_space_udp(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_UDP };
+	struct rdma_addrinfo *res = get("127.0.0.1", "7471", &hints);
+
+	assert_int_equal(res->ai_port_space, RDMA_PS_UDP);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_UD);
+	rdma_freeaddrinfo(res);
+}
+
+void rdma_getaddrinfo__family_ib(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_FAMILY | RAI_NUMERICHOST,
+				       .ai_family = AF_IB, .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *res = get("::1", "7471", &hints);
+	struct sockaddr_ib *sib = (struct sockaddr_ib *)res->ai_dst_addr;
+
+	assert_int_equal(res->ai_family, AF_IB);
+	assert_int_equal(res->ai_dst_len, sizeof *sib);
+	assert_int_equal(sib->sib_family, AF_IB);
+	assert_int_equal(be64toh(sib->sib_sid), ((uint64_t)RDMA_PS_TCP << 16) + 7471);
+	assert_int_equal(be64toh(sib->sib_sid_mask), RDMA_IB_IP_PS_MASK | RDMA_IB_IP_PORT_MASK);
+	rdma_freeaddrinfo(res);
+}
+
+void rdma_getaddrinfo__nothing_given(void **state)
+{
+	struct rdma_addrinfo *res = NULL;
+
+	fx_require_backend();
+	errno = 0;
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, NULL, &res), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void free_null(void *unused)
+{
+	rdma_freeaddrinfo(NULL);
+}
+
+/* Returns, and the process goes on. */
+void rdma_freeaddrinfo__null(void **state)
+{
+	struct rc_crash end;
+
+	fx_require_backend();
+	rc_run_child(free_null, NULL, &end);
+	assert_int_equal(end.signal, 0);
+	assert_int_equal(end.exit_code, 0);
+}
+
+/* ---------------------------------------------------------------- RAI_SA */
+
+void rdma_getaddrinfo__sa_with_node(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_SA }, *res = NULL;
+
+	fx_require_backend();
+	errno = 0;
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "0x1", &hints, &res), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
+}
+
+void rdma_getaddrinfo__sa_and_dns(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_SA | RAI_DNS }, *res = NULL;
+
+	fx_require_backend();
+	errno = 0;
+	assert_int_equal(rdma_getaddrinfo(NULL, "0x1", &hints, &res), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
+}
+
+static bool any_infiniband_port(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	bool found = false;
+
+	for (int i = 0; list && list[i] && !found; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+		struct ibv_port_attr port;
+
+		if (!ctx)
+			continue;
+		found = ibv_query_port(ctx, 1, &port) == 0 && port.link_layer == IBV_LINK_LAYER_INFINIBAND;
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+	return found;
+}
+
+/* The SA is asked through InfiniBand ports only; RoCE has none. */
+void rdma_getaddrinfo__sa_without_ib_port(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_SA }, *res = NULL;
+
+	fx_require_backend();
+	if (any_infiniband_port())
+		RC_SKIP("capability: a host without InfiniBand ports (this one has an SA to ask)");
+	errno = 0;
+	assert_int_equal(rdma_getaddrinfo(NULL, "0x1", &hints, &res), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* ---------------------------------------------------------------- no devices */
+
+void rdma_getaddrinfo__no_device(void **state)
+{
+	int (*load)(const char *) = (int (*)(const char *))fx_mock_call("rdmamock_topology_load");
+	struct rdma_addrinfo *res = NULL;
+
+	if (load(""))
+		fail_msg("rdmamock_topology_load(\"\") failed");
+	errno = 0;
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "7471", NULL, &res), -1);
+	assert_int_equal(errno, ENODEV);
+}
