@@ -174,7 +174,7 @@ $(RC_SELFTEST): $(selftest_objs)
 
 suite: $(RC_MOCK) $(RC_REAL)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 .PHONY: all mock suite FORCE
 all: mock suite
@@ -203,7 +203,7 @@ RESULTS := $(BUILD)/results
 run: all
 	@mkdir -p $(RESULTS)
 	@rc=0; \
-	$(RC_MOCK) --timeout $(TIMEOUT) --tap $(RESULTS)/mock.tap --junit $(RESULTS)/mock.xml \
+	$(RC_MOCK) --timeout $(TIMEOUT) --profile fixtures/devices/mock --tap $(RESULTS)/mock.tap --junit $(RESULTS)/mock.xml \
 	  --results $(RESULTS)/mock.tsv || rc=1; \
 	$(RC_REAL) --timeout $(TIMEOUT) --tap $(RESULTS)/real.tap --junit $(RESULTS)/real.xml \
 	  --results $(RESULTS)/real.tsv || rc=1; \
@@ -235,3 +235,31 @@ fault-points:
 	done | sort -u
 
 .PHONY: fault-points
+
+# ---------------------------------------------------------------- a vendor's device
+# make check-real ADDR=192.0.2.1 [ADDR6=...] [DEVICE=mlx5_0] [PROFILE=fixtures/devices/mlx5]
+#                 [PEER=192.0.2.2 PEER6=...] [UNANSWERED=192.0.2.99] [STRICT=1]
+# make serve ADDR=192.0.2.2 [ADDR6=...]      (on the peer host, for PEER=)
+REAL_OUT := $(BUILD)/real
+REAL_ENV  = RDMACHECK_ADDR=$(ADDR) RDMACHECK_ADDR6=$(ADDR6) RDMACHECK_DEVICE=$(DEVICE) \
+            RDMACHECK_PEER=$(PEER) RDMACHECK_PEER6=$(PEER6) RDMACHECK_UNANSWERED=$(UNANSWERED)
+
+check-real: all
+	@test -n "$(ADDR)" || { echo "check-real: set ADDR to an address on the device under test" >&2; exit 2; }
+	@mkdir -p $(REAL_OUT)
+	@rc=0; \
+	$(REAL_ENV) $(RC_REAL) --timeout $(TIMEOUT) $(if $(PROFILE),--profile $(PROFILE)) \
+	  $(if $(STRICT),--strict) --tap $(REAL_OUT)/real.tap --junit $(REAL_OUT)/real.xml \
+	  --results $(REAL_OUT)/real.tsv || rc=1; \
+	$(RC_MOCK) --timeout $(TIMEOUT) --profile fixtures/devices/mock --results $(REAL_OUT)/mock.tsv \
+	  >$(REAL_OUT)/mock.log || rc=1; \
+	$(RC_MOCK) --matrix $(REAL_OUT)/matrix.md --column mock=$(REAL_OUT)/mock.tsv \
+	  --column real=$(REAL_OUT)/real.tsv --compare mock || rc=1; \
+	echo "results: $(REAL_OUT)/real.{tap,xml,tsv}, matrix: $(REAL_OUT)/matrix.md"; \
+	exit $$rc
+
+serve: all
+	@test -n "$(ADDR)" || { echo "serve: set ADDR to this host's address on the device" >&2; exit 2; }
+	$(REAL_ENV) $(RC_REAL) --serve
+
+.PHONY: check-real serve

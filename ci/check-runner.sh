@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Checks the suite runner on its own selftest list: each test's verdict, the
-# exit codes, and that prove and xmllint accept the TAP and JUnit it writes.
+# exit codes, that prove and xmllint accept the TAP and JUnit it writes, the
+# device profile (declared skips, deviations, malformed files) and the
+# matrix with --compare.
 # usage: ci/check-runner.sh build/conformance/runner-selftest OUTDIR
 set -u
 
 bin=${1:?usage: $0 RUNNER_SELFTEST OUTDIR}
 out=${2:?usage: $0 RUNNER_SELFTEST OUTDIR}
+profiles=$(dirname "$0")/../conformance/selftest/profiles
 mkdir -p "$out" || exit 1
+unset RDMACHECK_PROFILE # the runs below choose their profile themselves
 failures=0
 
 fail() {
@@ -23,18 +27,55 @@ expect_exit() {
 	[ "$got" = "$want" ] || fail "$what: exit $got, expected $want (see $out/last.log)"
 }
 
+# has FILE TEXT...: FILE holds each TEXT (a fixed string)
+has() {
+	local file=$1 text
+	shift
+	for text; do
+		grep -qF -- "$text" "$file" || fail "$(basename "$file") lacks: $text"
+	done
+}
+
+# check_verdicts TSV EXPECTED: each "test|verdict|documented|reason start"
+# line of EXPECTED against the results file; sets nexpected
+check_verdicts() {
+	local tsv=$1 name verdict documented reason line got_verdict got_documented got_reason
+	nexpected=0
+	while IFS='|' read -r name verdict documented reason; do
+		[ -n "$name" ] || continue
+		nexpected=$((nexpected + 1))
+		line=$(awk -F'\t' -v n="$name" '$1 == n' "$tsv")
+		[ -n "$line" ] || { fail "$name: missing from $tsv"; continue; }
+		IFS=$'\t' read -r _ _ got_verdict got_documented got_reason <<<"$line"
+		[ "$got_verdict" = "$verdict" ] ||
+			fail "$name: verdict '$got_verdict', expected '$verdict'"
+		[ "$got_documented" = "$documented" ] ||
+			fail "$name: documented '$got_documented', expected '$documented'"
+		case "$got_reason" in
+		"$reason"*) ;;
+		*) fail "$name: reason '$got_reason', expected it to start '$reason'" ;;
+		esac
+	done <<<"$2"
+	[ "$(grep -vc '^#' "$tsv")" = "$nexpected" ] ||
+		fail "$tsv has $(grep -vc '^#' "$tsv") tests, expected $nexpected"
+}
+
 # ---- the full run: every test's verdict, documented flag and reason
 expect_exit 1 "selftest run" "$bin" --timeout 2 --tap "$out/selftest.tap" \
 	--junit "$out/selftest.xml" --results "$out/selftest.tsv"
 cp "$out/last.log" "$out/selftest.log"
 
 # test | verdict | documented | start of the reason
-expected='
+check_verdicts "$out/selftest.tsv" '
 assert__equal_passes|pass|-|
 assert__unequal_fails|fail|-|0x1 != 0x2 at
 skip__with_reason|skip|-|reason with <xml> & chars
 skip__not_taken|pass|-|
-capability__missing|skip|-|capability: mlx5dv
+capability__missing|skip|-|capability: mlx5dv (the selftest device has none)
+capability__undeclared|skip|-|capability: infiniband
+capability__required|pass|-|
+deviation__fails|fail|-|0x1 != 0x2 at
+deviation__passes|pass|-|
 crash__sigsegv|fail|-|crashed: SIGSEGV
 crash__abort|fail|-|crashed: SIGABRT
 exit__before_return|fail|-|exited with status 0 before the test finished
@@ -44,39 +85,23 @@ diverge__documented_held|pass|held|
 diverge__documented_not_held|pass|not-held|
 run_child__segv_reported|pass|-|
 run_child__exit_code_and_message|pass|-|'
-
-nexpected=0
-while IFS='|' read -r name verdict documented reason; do
-	[ -n "$name" ] || continue
-	nexpected=$((nexpected + 1))
-	line=$(awk -F'\t' -v n="$name" '$1 == n' "$out/selftest.tsv")
-	[ -n "$line" ] || { fail "$name: missing from selftest.tsv"; continue; }
-	IFS=$'\t' read -r _ _ got_verdict got_documented got_reason <<<"$line"
-	[ "$got_verdict" = "$verdict" ] ||
-		fail "$name: verdict '$got_verdict', expected '$verdict'"
-	[ "$got_documented" = "$documented" ] ||
-		fail "$name: documented '$got_documented', expected '$documented'"
-	case "$got_reason" in
-	"$reason"*) ;;
-	*) fail "$name: reason '$got_reason', expected it to start '$reason'" ;;
-	esac
-done <<<"$expected"
+nall=$nexpected
 
 head -n1 "$out/selftest.tsv" | grep -qx '# rdmacheck results backend=real' ||
 	fail "selftest.tsv: bad first line"
-ntsv=$(grep -vc '^#' "$out/selftest.tsv")
-[ "$ntsv" = "$nexpected" ] || fail "selftest.tsv has $ntsv tests, expected $nexpected"
-tail -n1 "$out/selftest.log" | grep -qx '6 passed, 6 failed, 2 skipped' ||
+tail -n1 "$out/selftest.log" | grep -qx '8 passed, 7 failed, 3 skipped' ||
 	fail "closing line: '$(tail -n1 "$out/selftest.log")'"
+grep -qx 'undeclared capability skips: mlx5dv (1 test), infiniband (1 test)' \
+	"$out/selftest.log" || fail "selftest.log: no undeclared capability line"
 
 # ---- the reports: prove parses the TAP (the failures are on purpose)
 prove -e cat "$out/selftest.tap" >"$out/prove.log" 2>&1
 grep -q 'Parse errors' "$out/prove.log" && fail "prove: parse errors (see $out/prove.log)"
-grep -q 'Failed 6/14 subtests' "$out/prove.log" ||
-	fail "prove did not count 6 of 14 failed (see $out/prove.log)"
+grep -q "Failed 7/$nall subtests" "$out/prove.log" ||
+	fail "prove did not count 7 of $nall failed (see $out/prove.log)"
 xmllint --noout "$out/selftest.xml" 2>"$out/xmllint.log" ||
 	fail "xmllint rejects selftest.xml (see $out/xmllint.log)"
-grep -q '<testsuite name="rdmacheck-real" tests="14" failures="6" errors="0" skipped="2"' \
+grep -q "<testsuite name=\"rdmacheck-real\" tests=\"$nall\" failures=\"7\" errors=\"0\" skipped=\"3\"" \
 	"$out/selftest.xml" || fail "selftest.xml: wrong testsuite counts"
 
 # ---- options
@@ -90,7 +115,7 @@ expect_exit 2 "-t matching nothing" "$bin" -t 'no_such_test*'
 grep -q "no_such_test\*" "$out/last.log" || fail "-t error does not name the glob"
 expect_exit 2 "unknown option" "$bin" --no-such-option
 expect_exit 0 "--list" "$bin" --list
-[ "$(grep -c ' ST_' "$out/last.log")" = "$nexpected" ] || fail "--list: wrong lines"
+[ "$(grep -c ' ST_' "$out/last.log")" = "$nall" ] || fail "--list: wrong lines"
 
 # ---- the matrix, from this run and an edited copy standing for another
 sed -e 's/backend=real/backend=mock/' \
@@ -98,9 +123,7 @@ sed -e 's/backend=real/backend=mock/' \
 	"$out/selftest.tsv" >"$out/other.tsv"
 expect_exit 0 "--matrix" "$bin" --matrix "$out/matrix.md" \
 	--column "real=$out/selftest.tsv" --column "mock=$out/other.tsv"
-matrix_has() {
-	grep -qF -- "$1" "$out/matrix.md" || fail "matrix.md lacks: $1"
-}
+matrix_has() { has "$out/matrix.md" "$@"; }
 matrix_has '| `ST_ASSERT` | selftest_assert | runner selftest | A passing assertion is a pass \| a failing one a failure. | FAIL (1/2) | FAIL (1/2) |'
 matrix_has '| pass (1/2, 1 skip) | pass (1/2, 1 skip) |'
 matrix_has '| skip: capability: mlx5dv (the selftest device has none) |'
@@ -115,8 +138,93 @@ expect_exit 2 "--matrix with an unknown clause" \
 	"$bin" --matrix - --column "x=$out/bad.tsv"
 grep -q NO_SUCH_CLAUSE "$out/last.log" || fail "--matrix error does not name the clause"
 
+# ---- a device profile: declared and undeclared capability skips, a known
+# deviation (prove takes its TODO as expected) and a stale one
+expect_exit 0 "profile run" "$bin" --profile "$profiles/selftest" \
+	-t 'capability__*' -t 'deviation__*' --tap "$out/profile.tap" \
+	--junit "$out/profile.xml" --results "$out/profile.tsv"
+cp "$out/last.log" "$out/profile.log"
+check_verdicts "$out/profile.tsv" '
+capability__missing|skip|-|capability: mlx5dv (the selftest device has none) [declared]
+capability__undeclared|skip|-|capability: infiniband (the selftest device has no IB port)
+capability__required|skip|-|capability: mlx5dv (the selftest device is not an mlx5 device; profile selftest) [declared]
+deviation__fails|deviation|-|the selftest device is known to fail this (fails: 0x1 != 0x2 at
+deviation__passes|pass|-|stale deviation'
+grep -q 'infiniband.*\[declared\]' "$out/profile.tsv" &&
+	fail "profile.tsv: an undeclared capability skip says declared"
+head -n1 "$out/profile.tsv" | grep -qx '# rdmacheck results backend=real profile=selftest' ||
+	fail "profile.tsv: bad first line"
+has "$out/profile.log" \
+	'dev     deviation__fails: the selftest device is known to fail this (fails: ' \
+	'rdmacheck: backend real, profile selftest, binary ' \
+	'undeclared capability skips: infiniband (1 test)' \
+	'stale deviation ST_STALE: it passes now; remove it from profile selftest'
+[ "$(tail -n2 "$out/profile.log")" = $'1 known deviation\n1 passed, 0 failed, 3 skipped' ] ||
+	fail "profile.log: last lines '$(tail -n2 "$out/profile.log")'"
+has "$out/profile.tap" \
+	'not ok 4 - deviation__fails # TODO known deviation: the selftest device is known'
+prove -e cat "$out/profile.tap" >"$out/prove-profile.log" 2>&1 ||
+	fail "prove rejects profile.tap (see $out/prove-profile.log)"
+xmllint --noout "$out/profile.xml" 2>"$out/xmllint.log" ||
+	fail "xmllint rejects profile.xml (see $out/xmllint.log)"
+has "$out/profile.xml" 'tests="5" failures="0" errors="0" skipped="4"' \
+	'<skipped message="known deviation: the selftest device is known to fail this'
+
+expect_exit 0 "RDMACHECK_PROFILE" env RDMACHECK_PROFILE="$profiles/selftest" \
+	"$bin" -t deviation__fails
+has "$out/last.log" 'dev     deviation__fails: ' '1 known deviation'
+expect_exit 1 "--strict: a stale deviation fails the run" \
+	"$bin" --strict --profile "$profiles/selftest" -t 'deviation__*'
+has "$out/last.log" 'stale deviation ST_STALE: it passes now' '1 known deviation'
+expect_exit 1 "--strict: a declared capability skip is a failure too" \
+	"$bin" --strict --profile "$profiles/selftest" -t capability__missing \
+	--results "$out/strict-declared.tsv"
+has "$out/strict-declared.tsv" $'capability__missing\tST_CAPABILITY\tfail\t-\tstrict: capability: mlx5dv'
+
+# malformed profiles: exit 2, naming the file and line
+for bad in 'bad-keyword:4: unknown keyword '\''lack'\' \
+	'bad-clause:3: deviation ST_NO_SUCH_CLAUSE: no such clause' \
+	'no-reason:3: '\''lacks'\'' wants a capability and a reason' \
+	'bad-capability:3: capability '\''MLX5_DV'\'' is not one word'; do
+	file=${bad%%:*}
+	expect_exit 2 "malformed profile $file" "$bin" --profile "$profiles/$file"
+	has "$out/last.log" "$profiles/$bad"
+done
+expect_exit 2 "unreadable profile" "$bin" --profile "$profiles/no-such"
+has "$out/last.log" "cannot read profile $profiles/no-such"
+
+# ---- --compare: the full run against an edited copy where a passing
+# clause fails and another has no result; then against the profile run
+sed -e 's/backend=real/backend=mock/' \
+	-e 's/^\(diverge__documented_held\t[^\t]*\t\)pass\t\([^\t]*\)\t/\1fail\t\2\tbroken on purpose/' \
+	-e '/^run_child__/d' "$out/selftest.tsv" >"$out/differs.tsv"
+expect_exit 1 "--compare with a difference" "$bin" --matrix "$out/compare.md" \
+	--column "mock=$out/selftest.tsv" --column "rxe44=$out/differs.tsv" --compare mock
+has "$out/last.log" \
+	'differs: ST_DIVERGE: mock=pass rxe44=FAIL (first failing test: diverge__documented_held: broken on purpose)' \
+	'warning: ST_RUN_CHILD: mock=pass rxe44=— (no result)'
+[ "$(grep -c '^differs:' "$out/last.log")" = 1 ] ||
+	fail "--compare: a clause failing, skipped or a deviation in both counted as a difference"
+has "$out/compare.md" '## Mock vs real' \
+	'- ST_DIVERGE: mock=pass rxe44=FAIL (first failing test: diverge__documented_held: broken on purpose)' \
+	'- ST_RUN_CHILD: mock=pass rxe44=— (no result)'
+expect_exit 1 "--compare, the base failing" "$bin" --matrix "$out/compare.md" \
+	--column "mock=$out/differs.tsv" --column "real=$out/selftest.tsv" --compare mock
+has "$out/last.log" 'differs: ST_DIVERGE: mock=FAIL real=pass (first failing test: diverge__documented_held'
+grep -q '^warning:' "$out/last.log" && fail "--compare: a warning where the base has no result"
+expect_exit 0 "--compare with agreeing columns" "$bin" --matrix "$out/agree.md" \
+	--column "real=$out/selftest.tsv" --column "profile=$out/profile.tsv" --compare real
+grep -q '^differs:' "$out/last.log" && fail "--compare: agreeing columns differ"
+has "$out/agree.md" '## Mock vs real' 'No clause differs.' \
+	'| FAIL (1/1) | deviation (1/1) |'
+has "$out/last.log" 'warning: ST_RUN_CHILD: real=pass profile=— (no result)'
+expect_exit 2 "--compare without --matrix" "$bin" --compare mock
+expect_exit 2 "--compare naming no column" "$bin" --matrix - \
+	--column "real=$out/selftest.tsv" --compare nope
+has "$out/last.log" '--compare nope'
+
 if [ "$failures" -ne 0 ]; then
 	echo "check-runner: $failures check(s) failed" >&2
 	exit 1
 fi
-echo "check-runner: all checks passed ($nexpected selftest verdicts, TAP, JUnit, matrix)"
+echo "check-runner: all checks passed ($nall selftest verdicts, TAP, JUnit, profiles, matrix, --compare)"

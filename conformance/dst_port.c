@@ -41,6 +41,8 @@ static void unconnected_peer(int family, enum fx_state state, bool passive)
 	struct fx fx;
 	uint16_t port;
 
+	if (passive)
+		fx_need_local_passive();
 	fx_reach(&fx, family, state);
 	port = fx_dst_port(passive ? fx.server : fx.client);
 	assert_int_equal(port, passive ? fx.client_port : fx.port);
@@ -64,6 +66,8 @@ static void connected(int family, bool passive)
 {
 	struct fx fx;
 
+	if (passive)
+		fx_need_local_passive();
 	fx_reach(&fx, family, FX_ESTABLISHED);
 	if (passive)
 		assert_int_equal(fx_dst_port(fx.server), fx.client_port);
@@ -85,6 +89,8 @@ static void disconnected(int family, bool passive)
 	struct fx fx;
 	uint16_t port;
 
+	if (passive)
+		fx_need_local_passive();
 	fx_reach(&fx, family, FX_DISCONNECTED);
 	port = fx_dst_port(passive ? fx.server : fx.client);
 	assert_int_equal(port, passive ? fx.client_port : fx.port);

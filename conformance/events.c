@@ -38,6 +38,7 @@ void rdma_get_cm_event__passive_order(void **state)
 	struct rdma_cm_event *ev;
 	struct fx fx;
 
+	fx_need_local_passive();
 	fx_reach(&fx, AF_INET, FX_CONNECT_REQUESTED);
 	assert_ptr_equal(fx.request->listen_id, fx.listener);
 	assert_ptr_not_equal(fx.request->id, fx.listener);
@@ -54,18 +55,22 @@ void rdma_get_cm_event__passive_order(void **state)
 	fx_release(&fx);
 }
 
+/* The passive side reads DISCONNECTED at once; the active side only once
+ * the passive side disconnects too (the peer waits 1 s in two-host mode). */
 void rdma_disconnect__peer_first(void **state)
 {
 	struct fx fx;
 	bool early;
 
-	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	fx_reach_opts(&fx, AF_INET, FX_ESTABLISHED, FX_LATE_DISCONNECT);
 	FX_OK(rdma_disconnect(fx.client));
-	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	if (fx.server)
+		fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
 	early = !fx_quiet(fx.client_ch, QUIET_MS);
 	rc_note_documented(early);
 	assert_false(early);
-	FX_OK(rdma_disconnect(fx.server));
+	if (fx.server)
+		FX_OK(rdma_disconnect(fx.server));
 	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
 	fx_release(&fx);
 }
@@ -76,7 +81,8 @@ void rdma_get_cm_event__timewait_exit(void **state)
 
 	fx_reach(&fx, AF_INET, FX_DISCONNECTED);
 	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
-	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
+	if (fx.server)
+		fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
 	fx_release(&fx);
 }
 
@@ -89,7 +95,7 @@ void rdma_connect__no_listener(void **state)
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
 
-	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
+	fx_sockaddr(AF_INET, fx_target_addr(AF_INET), fx_free_port(), &addr);
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
 	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000));
 	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
@@ -105,17 +111,12 @@ void rdma_connect__no_listener(void **state)
 
 void rdma_reject__private_data(void **state)
 {
-	static const char reason[] = "busy, try later";
-	struct rdma_cm_event *ev;
 	struct fx fx;
 
-	fx_reach(&fx, AF_INET, FX_CONNECT_REQUESTED);
-	FX_OK(rdma_reject(fx.server, reason, sizeof reason));
-	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
-	assert_int_equal(ev->status, 28); /* IB_CM_REJ_CONSUMER_DEFINED */
-	assert_true(ev->param.conn.private_data_len >= sizeof reason);
-	assert_memory_equal(ev->param.conn.private_data, reason, sizeof reason);
-	FX_OK(rdma_ack_cm_event(ev));
+	fx_reach(&fx, AF_INET, FX_REJECTED);
+	assert_int_equal(fx.reject_status, 28); /* IB_CM_REJ_CONSUMER_DEFINED */
+	assert_true(fx.reject_len >= sizeof FX_REJECT_DATA);
+	assert_memory_equal(fx.reject_data, FX_REJECT_DATA, sizeof FX_REJECT_DATA);
 	fx_release(&fx);
 }
 

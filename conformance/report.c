@@ -11,6 +11,7 @@ const char *rc_verdict_name(enum rc_verdict v)
 {
 	static const char *const names[] = {
 		[RC_PASS] = "pass", [RC_FAIL] = "fail", [RC_SKIPPED] = "skip",
+		[RC_DEVIATION] = "deviation",
 	};
 	return names[v];
 }
@@ -29,9 +30,10 @@ static int stream_status(FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
-static void count_verdicts(const struct rc_run *run, size_t counts[3])
+static void count_verdicts(const struct rc_run *run,
+			   size_t counts[RC_VERDICTS])
 {
-	counts[RC_PASS] = counts[RC_FAIL] = counts[RC_SKIPPED] = 0;
+	memset(counts, 0, RC_VERDICTS * sizeof(counts[0]));
 	for (size_t i = 0; i < run->count; i++)
 		counts[run->results[i].verdict]++;
 }
@@ -57,6 +59,13 @@ int rc_write_tap(FILE *f, const struct rc_run *run)
 
 		if (r->verdict == RC_PASS) {
 			fprintf(f, "ok %zu - %s\n", n, r->test->name);
+			if (r->reason[0]) /* a stale deviation */
+				fprintf(f, "# %s\n", r->reason);
+		} else if (r->verdict == RC_DEVIATION) {
+			/* prove counts a failing TODO test as expected */
+			fprintf(f, "not ok %zu - %s # TODO known deviation: %s\n"
+				"# clause %s\n", n, r->test->name, r->reason,
+				rc_clauses[r->test->clause].id);
 		} else if (r->verdict == RC_SKIPPED) {
 			fprintf(f, "ok %zu - %s # SKIP %s\n", n, r->test->name,
 				r->reason);
@@ -70,7 +79,9 @@ int rc_write_tap(FILE *f, const struct rc_run *run)
 			fprintf(f, "# documented rule: %s\n",
 				rc_documented_name(r->documented));
 	}
-	fprintf(f, "# backend %s, binary %s\n", run->backend, run->binary);
+	fprintf(f, "# backend %s%s%s, binary %s\n", run->backend,
+		run->profile ? ", profile " : "",
+		run->profile ? run->profile : "", run->binary);
 	return stream_status(f);
 }
 
@@ -160,8 +171,10 @@ static void junit_testcase(FILE *f, const struct rc_run *run,
 		fputs("\n", f);
 		xml_put(f, r->output, false);
 		fputs("</failure>\n", f);
-	} else if (r->verdict == RC_SKIPPED) {
+	} else if (r->verdict != RC_PASS) {
 		fputs("      <skipped message=\"", f);
+		if (r->verdict == RC_DEVIATION)
+			fputs("known deviation: ", f);
 		xml_put(f, r->reason, true);
 		fputs("\"/>\n", f);
 	}
@@ -175,9 +188,10 @@ static void junit_testcase(FILE *f, const struct rc_run *run,
 
 int rc_write_junit(FILE *f, const struct rc_run *run)
 {
-	size_t counts[3];
+	size_t counts[RC_VERDICTS];
 
 	count_verdicts(run, counts);
+	counts[RC_SKIPPED] += counts[RC_DEVIATION]; /* written as <skipped> */
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
 	fprintf(f, "<testsuites name=\"rdmacheck\" tests=\"%zu\" "
 		"failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\">\n",
@@ -196,6 +210,7 @@ int rc_write_junit(FILE *f, const struct rc_run *run)
 /* ------------------------------------------------------------ results TSV */
 
 #define RESULTS_HEADER "# rdmacheck results backend="
+#define PROFILE_FIELD " profile="
 
 /* A TSV field: tabs and line breaks would split the record. */
 static void tsv_put(FILE *f, const char *text)
@@ -206,7 +221,10 @@ static void tsv_put(FILE *f, const char *text)
 
 int rc_write_results(FILE *f, const struct rc_run *run)
 {
-	fprintf(f, RESULTS_HEADER "%s\n", run->backend);
+	fprintf(f, RESULTS_HEADER "%s", run->backend);
+	if (run->profile)
+		fprintf(f, PROFILE_FIELD "%s", run->profile);
+	fputc('\n', f);
 	for (size_t i = 0; i < run->count; i++) {
 		const struct rc_result *r = &run->results[i];
 
@@ -214,7 +232,7 @@ int rc_write_results(FILE *f, const struct rc_run *run)
 			rc_clauses[r->test->clause].id,
 			rc_verdict_name(r->verdict),
 			rc_documented_name(r->documented));
-		tsv_put(f, r->verdict == RC_PASS ? "" : r->reason);
+		tsv_put(f, r->reason);
 		fputc('\n', f);
 	}
 	return stream_status(f);
@@ -224,14 +242,15 @@ int rc_write_results(FILE *f, const struct rc_run *run)
 
 /* One clause's tests in one results file. */
 struct cell {
-	unsigned pass, fail, skip;
+	unsigned pass, fail, skip, deviation;
 	unsigned held; /* run (not skipped) tests whose documented rule held */
 	char first_skip[RC_REASON_MAX];
+	char first_fail[RC_REASON_MAX + 128]; /* "test: reason" */
 };
 
 struct column_data {
 	const struct rc_column *column;
-	char backend[64];
+	char backend[64], profile[64];
 	struct cell *cells; /* CL__COUNT, registry order */
 };
 
@@ -245,7 +264,7 @@ static int find_clause(const char *id)
 
 static int parse_verdict(const char *s)
 {
-	for (int v = RC_PASS; v <= RC_SKIPPED; v++)
+	for (int v = RC_PASS; v < RC_VERDICTS; v++)
 		if (!strcmp(s, rc_verdict_name(v)))
 			return v;
 	return -1;
@@ -259,13 +278,34 @@ static int parse_documented(const char *s)
 	return -1;
 }
 
+static void add_to_cell(struct cell *c, int verdict, const char *test,
+			const char *reason)
+{
+	switch (verdict) {
+	case RC_PASS:
+		c->pass++;
+		break;
+	case RC_DEVIATION:
+		c->deviation++;
+		break;
+	case RC_FAIL:
+		if (!c->fail++)
+			snprintf(c->first_fail, sizeof(c->first_fail),
+				 "%.*s: %s", 120, test, reason);
+		break;
+	default:
+		if (!c->skip++)
+			snprintf(c->first_skip, sizeof(c->first_skip), "%s",
+				 reason);
+	}
+}
+
 /* Adds one "test clause verdict documented reason" record to its cell.
  * Returns an error message, or NULL. */
 static const char *add_record(char *line, struct column_data *d,
 			      const char **bad_clause)
 {
 	char *field[5];
-	struct cell *c;
 	int clause, verdict, documented;
 
 	for (int i = 0; i < 5; i++) {
@@ -281,19 +321,24 @@ static const char *add_record(char *line, struct column_data *d,
 	verdict = parse_verdict(field[2]);
 	documented = parse_documented(field[3]);
 	if (verdict < 0)
-		return "verdict is not pass, fail or skip";
+		return "verdict is not pass, fail, skip or deviation";
 	if (documented < 0)
 		return "documented is not -, held or not-held";
-	c = &d->cells[clause];
-	if (verdict == RC_PASS)
-		c->pass++;
-	else if (verdict == RC_FAIL)
-		c->fail++;
-	else if (!c->skip++)
-		snprintf(c->first_skip, sizeof(c->first_skip), "%s", field[4]);
+	add_to_cell(&d->cells[clause], verdict, field[0], field[4]);
 	if (verdict != RC_SKIPPED && documented == RC_DOC_HELD)
-		c->held++;
+		d->cells[clause].held++;
 	return NULL;
+}
+
+/* "backend=real profile=rxe", the header after RESULTS_HEADER's "backend=". */
+static void parse_header(const char *fields, struct column_data *d)
+{
+	const char *profile = strstr(fields, PROFILE_FIELD);
+	int len = profile ? (int)(profile - fields) : (int)strlen(fields);
+
+	snprintf(d->backend, sizeof(d->backend), "%.*s", len, fields);
+	snprintf(d->profile, sizeof(d->profile), "%s",
+		 profile ? profile + strlen(PROFILE_FIELD) : "");
 }
 
 static int load_results(struct column_data *d)
@@ -319,8 +364,7 @@ static int load_results(struct column_data *d)
 				problem = "not an rdmacheck results file "
 					  "(no '" RESULTS_HEADER "' line)";
 			else
-				snprintf(d->backend, sizeof(d->backend), "%s",
-					 line + strlen(RESULTS_HEADER));
+				parse_header(line + strlen(RESULTS_HEADER), d);
 		} else if (line[0] && line[0] != '#') {
 			problem = add_record(line, d, &bad_clause);
 		}
@@ -340,6 +384,8 @@ static int load_results(struct column_data *d)
 	fclose(f);
 	return ok ? 0 : -1;
 }
+
+/* ------------------------------------------------------------ matrix */
 
 /* Markdown text: '<' would open an HTML tag; in a table cell a pipe would
  * end the cell and a newline the row. */
@@ -367,13 +413,15 @@ static void md_cell(FILE *f, const char *text)
 static void cell_text(const struct cell *c, bool divergent, char *dst,
 		      size_t size)
 {
-	unsigned total = c->pass + c->fail + c->skip, run = c->pass + c->fail;
+	unsigned run = c->pass + c->fail + c->deviation, total = run + c->skip;
 	int n;
 
 	if (total == 0)
 		n = snprintf(dst, size, "—");
 	else if (c->fail)
 		n = snprintf(dst, size, "FAIL (%u/%u)", c->fail, total);
+	else if (c->deviation)
+		n = snprintf(dst, size, "deviation (%u/%u)", c->deviation, total);
 	else if (!c->pass)
 		n = snprintf(dst, size, "skip: %s", c->first_skip);
 	else if (c->skip)
@@ -437,7 +485,126 @@ static void matrix_divergences(FILE *f)
 		fputs("\nNo clause diverges from its documentation.\n", f);
 }
 
-static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols)
+/* ------------------------------------------------------------ --compare */
+
+/* A clause passes in a column when every test of it that ran passed; a
+ * skip says why it did not run and a deviation is declared, so neither
+ * makes a difference. */
+static bool cell_passed(const struct cell *c)
+{
+	return c->pass && !c->fail && !c->deviation;
+}
+
+static bool cell_empty(const struct cell *c)
+{
+	return !(c->pass + c->fail + c->skip + c->deviation);
+}
+
+/* One clause where the base column and another disagree: one passes and
+ * the other fails (a difference), or the base passes and the other has no
+ * result at all (missing coverage, a warning). */
+struct finding {
+	int clause;
+	const struct column_data *other;
+	bool missing;
+};
+
+struct comparison {
+	const struct column_data *base;
+	struct finding *findings;
+	size_t count, differences;
+};
+
+static void compare_columns(const struct column_data *cols, size_t ncols,
+			    struct comparison *cmp)
+{
+	for (int k = 0; k < CL__COUNT; k++) {
+		const struct cell *b = &cmp->base->cells[k];
+
+		for (size_t i = 0; i < ncols; i++) {
+			const struct cell *o = &cols[i].cells[k];
+			bool differs = (cell_passed(b) && o->fail) ||
+				       (b->fail && cell_passed(o));
+			bool missing = cell_passed(b) && cell_empty(o);
+
+			if (&cols[i] == cmp->base || (!differs && !missing))
+				continue;
+			cmp->findings[cmp->count++] =
+				(struct finding){ k, &cols[i], missing };
+			cmp->differences += differs;
+		}
+	}
+}
+
+/* "CLAUSE: mock=pass rxe=FAIL (first failing test: NAME: reason)" */
+static void finding_text(const struct comparison *cmp,
+			 const struct finding *fd, char *dst, size_t size)
+{
+	const struct cell *b = &cmp->base->cells[fd->clause];
+	const struct cell *o = &fd->other->cells[fd->clause];
+
+	if (fd->missing) {
+		snprintf(dst, size, "%s: %s=pass %s=— (no result)",
+			 rc_clauses[fd->clause].id, cmp->base->column->name,
+			 fd->other->column->name);
+		return;
+	}
+	snprintf(dst, size, "%s: %s=%s %s=%s (first failing test: %s)",
+		 rc_clauses[fd->clause].id, cmp->base->column->name,
+		 b->fail ? "FAIL" : "pass", fd->other->column->name,
+		 o->fail ? "FAIL" : "pass", b->fail ? b->first_fail : o->first_fail);
+}
+
+static void comparison_list(FILE *f, const struct comparison *cmp,
+			    bool missing, const char *none)
+{
+	char text[2 * RC_REASON_MAX];
+	bool any = false;
+
+	for (size_t i = 0; i < cmp->count; i++) {
+		if (cmp->findings[i].missing != missing)
+			continue;
+		finding_text(cmp, &cmp->findings[i], text, sizeof(text));
+		fputs(any ? "- " : "\n- ", f);
+		md_put(f, text, false);
+		fputc('\n', f);
+		any = true;
+	}
+	if (!any && none)
+		fprintf(f, "\n%s\n", none);
+}
+
+static void matrix_comparison(FILE *f, const struct comparison *cmp)
+{
+	fputs("\n## Mock vs real\n\nColumn ", f);
+	md_put(f, cmp->base->column->name, false);
+	fputs(" compared with each other column. A clause differs where it "
+	      "passes in one and fails in the other; skips (each with its "
+	      "reason) and known deviations (declared in a device profile) "
+	      "are no difference.\n", f);
+	comparison_list(f, cmp, false, "No clause differs.");
+	if (cmp->count > cmp->differences) {
+		fputs("\nNot covered (a warning, not a failure): the clause "
+		      "passes in ", f);
+		md_put(f, cmp->base->column->name, false);
+		fputs(" and has no result in the other column.\n", f);
+		comparison_list(f, cmp, true, NULL);
+	}
+}
+
+static void print_comparison(const struct comparison *cmp)
+{
+	char text[2 * RC_REASON_MAX];
+
+	for (size_t i = 0; i < cmp->count; i++) {
+		finding_text(cmp, &cmp->findings[i], text, sizeof(text));
+		fprintf(stderr, "%s: %s\n",
+			cmp->findings[i].missing ? "warning" : "differs", text);
+	}
+}
+
+static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols,
+			 const struct comparison *cmp)
 {
 	fputs("# rdmacheck clause matrix\n\nColumns:", f);
 	for (size_t i = 0; i < ncols; i++) {
@@ -447,6 +614,10 @@ static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols)
 		md_put(f, cols[i].column->path, false);
 		fputs(", backend ", f);
 		md_put(f, cols[i].backend, false);
+		if (cols[i].profile[0]) {
+			fputs(", profile ", f);
+			md_put(f, cols[i].profile, false);
+		}
 		fputc(')', f);
 	}
 	fputs(".\n\n| Clause | Function | Source | Rule |", f);
@@ -458,11 +629,13 @@ static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols)
 	fputs("---|\n", f);
 	for (int i = 0; i < CL__COUNT; i++)
 		matrix_row(f, i, cols, ncols);
+	if (cmp)
+		matrix_comparison(f, cmp);
 	matrix_divergences(f);
 }
 
 static int matrix_output(const char *out_path, const struct column_data *cols,
-			 size_t ncols)
+			 size_t ncols, const struct comparison *cmp)
 {
 	bool to_stdout = !strcmp(out_path, "-");
 	FILE *f = to_stdout ? stdout : fopen(out_path, "w");
@@ -474,7 +647,7 @@ static int matrix_output(const char *out_path, const struct column_data *cols,
 		return -1;
 	}
 	errno = 0;
-	matrix_write(f, cols, ncols);
+	matrix_write(f, cols, ncols, cmp);
 	rc = ferror(f) ? -1 : 0;
 	if ((to_stdout ? fflush(f) : fclose(f)) != 0)
 		rc = -1;
@@ -485,10 +658,31 @@ static int matrix_output(const char *out_path, const struct column_data *cols,
 	return rc;
 }
 
+/* Compares column `base` with the others; -1 if there is no such column. */
+static int compare_with(const char *base, const struct column_data *cols,
+			size_t ncols, struct comparison *cmp)
+{
+	for (size_t i = 0; i < ncols && !cmp->base; i++)
+		if (!strcmp(cols[i].column->name, base))
+			cmp->base = &cols[i];
+	if (!cmp->base) {
+		fprintf(stderr, "rdmacheck: --compare %s: no such column\n", base);
+		return -1;
+	}
+	cmp->findings = calloc((size_t)CL__COUNT * ncols, sizeof(*cmp->findings));
+	if (!cmp->findings) {
+		fputs("rdmacheck: out of memory\n", stderr);
+		return -1;
+	}
+	compare_columns(cols, ncols, cmp);
+	return 0;
+}
+
 int rc_write_matrix(const char *out_path, const struct rc_column *columns,
-		    size_t ncolumns)
+		    size_t ncolumns, const char *compare)
 {
 	struct column_data *cols = calloc(ncolumns, sizeof(*cols));
+	struct comparison cmp = { 0 };
 	int rc = 0;
 
 	for (size_t i = 0; cols && i < ncolumns && !rc; i++) {
@@ -502,10 +696,18 @@ int rc_write_matrix(const char *out_path, const struct rc_column *columns,
 		fputs("rdmacheck: out of memory\n", stderr);
 		rc = -1;
 	}
+	if (!rc && compare)
+		rc = compare_with(compare, cols, ncolumns, &cmp);
 	if (!rc)
-		rc = matrix_output(out_path, cols, ncolumns);
+		rc = matrix_output(out_path, cols, ncolumns,
+				   compare ? &cmp : NULL);
+	if (!rc && compare) {
+		print_comparison(&cmp);
+		rc = cmp.differences ? 1 : 0;
+	}
 	for (size_t i = 0; cols && i < ncolumns; i++)
 		free(cols[i].cells);
 	free(cols);
+	free(cmp.findings);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* The runner's results and the reports written from them: TAP, JUnit XML,
- * the results TSV, and the Markdown clause matrix merged from TSV files. */
+ * the results TSV, and the Markdown clause matrix merged from TSV files;
+ * and the runner's side of the device profile (backend.c). */
 #ifndef RDMACHECK_REPORT_H
 #define RDMACHECK_REPORT_H
 
@@ -7,7 +8,9 @@
 
 #include "suite.h"
 
-enum rc_verdict { RC_PASS, RC_FAIL, RC_SKIPPED };
+/* A deviation is a failure of a clause the device profile lists as a known
+ * deviation: reported, but it does not fail the run. */
+enum rc_verdict { RC_PASS, RC_FAIL, RC_SKIPPED, RC_DEVIATION, RC_VERDICTS };
 
 /* What the test said through rc_note_documented(): nothing, or the AND of
  * every call. */
@@ -19,13 +22,16 @@ struct rc_result {
 	const struct rc_test *test;
 	enum rc_verdict verdict;
 	enum rc_documented documented;
-	char reason[RC_REASON_MAX]; /* skip reason or one-line failure summary */
+	/* skip reason, one-line failure summary, deviation reason, or for a
+	 * pass "" or "stale deviation" */
+	char reason[RC_REASON_MAX];
 	char *output;               /* captured stdout+stderr, NUL-terminated */
 	double seconds;
 };
 
 struct rc_run {
 	const char *backend;
+	const char *profile; /* the device profile's name, or NULL */
 	const char *binary;
 	const struct rc_result *results;
 	size_t count;
@@ -44,12 +50,22 @@ struct rc_column {
 };
 
 /* Reads every column's results file and writes the clause matrix to out_path
- * ("-" for stdout). Problems are reported on stderr, naming the file;
- * returns 0 on success, -1 otherwise. */
+ * ("-" for stdout). With compare (a column name, or NULL), also compares
+ * that column with each other one clause by clause, lists the differences
+ * in the matrix and on stderr, and returns 1 if there are any. Problems are
+ * reported on stderr, naming the file; returns 0 on success, -1 otherwise. */
 int rc_write_matrix(const char *out_path, const struct rc_column *columns,
-		    size_t ncolumns);
+		    size_t ncolumns, const char *compare);
 
 const char *rc_verdict_name(enum rc_verdict v);
 const char *rc_documented_name(enum rc_documented d);
+
+/* The device profile, loaded by the runner before any test forks (backend.c;
+ * the tests' side is in suite.h). rc_profile_load reads FILE and returns 0,
+ * or -1 after naming the file and line on stderr. rc_profile_deviation is
+ * the reason the profile gives for a clause the device fails, or NULL. */
+#define RC_CAPABILITY_CHARS "abcdefghijklmnopqrstuvwxyz0123456789-"
+int rc_profile_load(const char *path);
+const char *rc_profile_deviation(enum rc_clause_id clause);
 
 #endif

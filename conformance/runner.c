@@ -1,7 +1,9 @@
 /* The suite runner: selects tests, runs each alone in a forked child under a
  * timeout, classifies how it ended, prints a line per test and writes the
  * TAP, JUnit and results reports; or, with --matrix, merges results files
- * into the clause matrix. Modelled on libuv's test runner. */
+ * into the clause matrix. A device profile (--profile) turns the failures it
+ * lists into known deviations and declares capability skips. Modelled on
+ * libuv's test runner. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -27,11 +29,11 @@
 struct options {
 	const char **globs;
 	size_t nglobs;
-	const char *tap, *junit, *results, *matrix;
+	const char *tap, *junit, *results, *matrix, *profile, *compare;
 	struct rc_column *columns;
 	size_t ncolumns;
 	unsigned timeout;
-	bool list, verbose, strict;
+	bool list, verbose, strict, serve;
 };
 
 static void usage(FILE *f, const char *prog)
@@ -42,14 +44,22 @@ static void usage(FILE *f, const char *prog)
 		"  -t GLOB           run only tests whose name matches (repeatable)\n"
 		"  --timeout SEC     per-test timeout (default 30)\n"
 		"  -v                print every test's output, not only failures'\n"
-		"  --strict          a skip for a missing capability is a failure\n"
+		"  --strict          a skip for a missing capability is a failure,\n"
+		"                    and a stale deviation in the profile fails the run\n"
+		"  --profile FILE    the device profile: capabilities it lacks,\n"
+		"                    known deviations (default $RDMACHECK_PROFILE)\n"
 		"  --tap FILE        write TAP\n"
 		"  --junit FILE      write JUnit XML\n"
 		"  --results FILE    write results TSV (input of --matrix)\n"
+		"  --serve           be the peer of a two-host run: accept or reject\n"
+		"                    connections as they ask, until SIGINT/SIGTERM\n"
 		"  --matrix OUT.md --column NAME=RESULTS.tsv [--column ...]\n"
 		"                    run nothing; merge results into the clause\n"
 		"                    matrix (OUT.md '-' is stdout)\n"
-		"exit: 0 all passed or skipped, 1 a test failed, 2 usage or I/O error\n",
+		"  --compare NAME    with --matrix: a clause that passes in column NAME\n"
+		"                    and fails in another, or the reverse, fails\n"
+		"exit: 0 all passed, skipped or known deviations; 1 a test failed (or\n"
+		"      --compare found a difference); 2 usage, profile or I/O error\n",
 		prog);
 }
 
@@ -109,11 +119,29 @@ static bool parse_column(char *spec, struct rc_column *c)
 	return true;
 }
 
+/* --compare names one of the --matrix columns. Returns -1 or EXIT_USAGE. */
+static int check_compare(const struct options *o, const char *prog)
+{
+	if (!o->compare)
+		return -1;
+	if (!o->matrix) {
+		fprintf(stderr, "%s: --compare goes with --matrix\n", prog);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < o->ncolumns; i++)
+		if (!strcmp(o->columns[i].name, o->compare))
+			return -1;
+	fprintf(stderr, "%s: --compare %s: no --column of that name\n", prog,
+		o->compare);
+	return EXIT_USAGE;
+}
+
 /* Returns -1 to go on, or the exit code (0 after --help, 2 on an error). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_LIST = 256, OPT_TAP, OPT_JUNIT, OPT_RESULTS, OPT_TIMEOUT,
-	       OPT_STRICT, OPT_MATRIX, OPT_COLUMN };
+	       OPT_STRICT, OPT_MATRIX, OPT_COLUMN, OPT_SERVE, OPT_PROFILE,
+	       OPT_COMPARE };
 	static const struct option longopts[] = {
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "tap", required_argument, NULL, OPT_TAP },
@@ -123,6 +151,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "matrix", required_argument, NULL, OPT_MATRIX },
 		{ "column", required_argument, NULL, OPT_COLUMN },
+		{ "serve", no_argument, NULL, OPT_SERVE },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "compare", required_argument, NULL, OPT_COMPARE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -142,6 +173,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_RESULTS: o->results = optarg; break;
 		case OPT_STRICT: o->strict = true; break;
 		case OPT_MATRIX: o->matrix = optarg; break;
+		case OPT_SERVE: o->serve = true; break;
+		case OPT_PROFILE: o->profile = optarg; break;
+		case OPT_COMPARE: o->compare = optarg; break;
 		case OPT_TIMEOUT:
 			if (!parse_timeout(optarg, &o->timeout)) {
 				fprintf(stderr, "%s: --timeout wants whole seconds "
@@ -170,7 +204,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "%s: --matrix and --column go together\n", argv[0]);
 		return EXIT_USAGE;
 	}
-	return -1;
+	return check_compare(o, argv[0]);
 }
 
 /* Registry order, filtered by the -t globs; a glob matching nothing is a
@@ -579,6 +613,58 @@ static void set_failed(struct rc_result *r, const char *fmt, ...)
 	flatten_line(r->reason);
 }
 
+/* The CAP of a skip reason "capability: CAP (...)"; false if it names none. */
+static bool skip_capability(const char *reason, char *cap, size_t size)
+{
+	static const char prefix[] = "capability: ";
+	size_t len;
+
+	if (strncmp(reason, prefix, sizeof(prefix) - 1))
+		return false;
+	reason += sizeof(prefix) - 1;
+	len = strspn(reason, RC_CAPABILITY_CHARS);
+	if (!len || len >= size || (reason[len] && reason[len] != ' '))
+		return false;
+	snprintf(cap, size, "%.*s", (int)len, reason);
+	return true;
+}
+
+#define CAPABILITY_MAX 64
+
+/* Under --strict a skip for a missing capability is a failure, declared in
+ * the profile or not; otherwise a declared one says so. */
+static void classify_skip(struct rc_result *r, const char *skip,
+			  const struct options *o)
+{
+	char cap[CAPABILITY_MAX];
+	const char *declared = skip_capability(skip, cap, sizeof(cap)) &&
+			       rc_lacks(cap, NULL) ? " [declared]" : "";
+
+	if (o->strict && !strncmp(skip, "capability:", 11)) {
+		set_failed(r, "strict: %.*s%s", RC_REASON_MAX - 32, skip,
+			   declared);
+		return;
+	}
+	r->verdict = RC_SKIPPED;
+	snprintf(r->reason, sizeof(r->reason), "%.*s%s", RC_REASON_MAX - 16,
+		 skip, declared);
+}
+
+/* A failure of a clause the profile lists as a known deviation keeps what
+ * failed after the profile's reason, and does not fail the run. */
+static void apply_deviation(struct rc_result *r)
+{
+	const char *why = rc_profile_deviation(r->test->clause);
+	char failure[RC_REASON_MAX];
+
+	if (r->verdict != RC_FAIL || !why)
+		return;
+	memcpy(failure, r->reason, sizeof(failure));
+	r->verdict = RC_DEVIATION;
+	snprintf(r->reason, sizeof(r->reason), "%.*s (fails: %.*s)",
+		 RC_REASON_MAX / 2, why, RC_REASON_MAX / 2 - 16, failure);
+}
+
 /* How the test ended, from the most drastic ending down. */
 static void classify(struct rc_result *r, int status, bool timed_out,
 		     const struct child_notes *n, const struct options *o)
@@ -601,12 +687,10 @@ static void classify(struct rc_result *r, int status, bool timed_out,
 			   WEXITSTATUS(status));
 	} else if (n->completed) {
 		r->verdict = RC_PASS;
-	} else if (o->strict && !strncmp(skip, "capability:", 11)) {
-		set_failed(r, "strict: %s", skip);
 	} else {
-		r->verdict = RC_SKIPPED;
-		snprintf(r->reason, sizeof(r->reason), "%s", skip);
+		classify_skip(r, skip, o);
 	}
+	apply_deviation(r);
 }
 
 /* The child running now, for the interrupt handler to take down with us. */
@@ -732,12 +816,15 @@ static void print_result(const struct rc_result *r, bool verbose)
 		[RC_DOC_HELD] = " (documented rule held)",
 		[RC_DOC_NOT_HELD] = " (documented rule did not hold)",
 	};
+	static const char *const tag[] = {
+		[RC_FAIL] = "FAIL", [RC_SKIPPED] = "skip", [RC_DEVIATION] = "dev",
+	};
 
 	if (r->verdict == RC_PASS)
 		printf("ok      %s%s\n", r->test->name, doc_text[r->documented]);
 	else
-		printf("%s    %s: %s%s\n", r->verdict == RC_FAIL ? "FAIL" : "skip",
-		       r->test->name, r->reason, doc_text[r->documented]);
+		printf("%-8s%s: %s%s\n", tag[r->verdict], r->test->name,
+		       r->reason, doc_text[r->documented]);
 	if (r->verdict == RC_FAIL || verbose)
 		print_indented(r->output);
 	fflush(stdout);
@@ -775,16 +862,104 @@ static bool finish_report(FILE *f, const char *path,
 	return false;
 }
 
+/* Capability skips the profile does not declare, on one line ("mlx5dv (3
+ * tests), infiniband (1 test)"), so that a vendor sees what it misses. */
+static void print_undeclared(const struct rc_result *res, size_t n)
+{
+	struct undeclared {
+		char cap[CAPABILITY_MAX];
+		size_t tests;
+	} *seen = xcalloc(n, sizeof(*seen));
+	size_t nseen = 0, j;
+	char cap[CAPABILITY_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].verdict != RC_SKIPPED ||
+		    !skip_capability(res[i].reason, cap, sizeof(cap)) ||
+		    rc_lacks(cap, NULL))
+			continue;
+		for (j = 0; j < nseen && strcmp(seen[j].cap, cap); j++)
+			;
+		if (j == nseen)
+			memcpy(seen[nseen++].cap, cap, sizeof(cap));
+		seen[j].tests++;
+	}
+	for (j = 0; j < nseen; j++)
+		printf("%s %s (%zu test%s)", j ? "," : "undeclared capability skips:",
+		       seen[j].cap, seen[j].tests, seen[j].tests == 1 ? "" : "s");
+	if (nseen)
+		putchar('\n');
+	free(seen);
+}
+
+/* A deviation the profile lists whose tests all passed in this run: the
+ * profile is out of date. Marks those tests, prints a line per clause and
+ * returns how many clauses. */
+static size_t mark_stale_deviations(struct rc_result *res, size_t n)
+{
+	size_t stale = 0;
+
+	for (enum rc_clause_id c = 0; c < CL__COUNT; c++) {
+		size_t tests = 0, passed = 0;
+
+		if (!rc_profile_deviation(c))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			tests += res[i].test->clause == c;
+			passed += res[i].test->clause == c &&
+				  res[i].verdict == RC_PASS;
+		}
+		if (!tests || passed < tests)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (res[i].test->clause == c)
+				snprintf(res[i].reason, sizeof(res[i].reason),
+					 "stale deviation");
+		printf("stale deviation %s: it passes now; remove it from "
+		       "profile %s\n", rc_clauses[c].id, rc_profile_name());
+		stale++;
+	}
+	return stale;
+}
+
+/* The lines after the tests': the header, what the profile misses or no
+ * longer needs, the known deviations and the closing line CI parses.
+ * Returns the exit code the results call for. */
+static int print_summary(const struct rc_run *run, struct rc_result *res,
+			 const struct options *o)
+{
+	size_t counts[RC_VERDICTS] = { 0 }, stale;
+
+	for (size_t i = 0; i < run->count; i++)
+		counts[res[i].verdict]++;
+	printf("rdmacheck: backend %s%s%s, binary %s, %zu test%s in %.1f s\n",
+	       run->backend, run->profile ? ", profile " : "",
+	       run->profile ? run->profile : "", run->binary, run->count,
+	       run->count == 1 ? "" : "s", run->seconds);
+	print_undeclared(res, run->count);
+	stale = mark_stale_deviations(res, run->count);
+	if (stale && o->strict)
+		printf("strict: a stale deviation fails the run\n");
+	if (counts[RC_DEVIATION])
+		printf("%zu known deviation%s\n", counts[RC_DEVIATION],
+		       counts[RC_DEVIATION] == 1 ? "" : "s");
+	printf("%zu passed, %zu failed, %zu skipped\n", counts[RC_PASS],
+	       counts[RC_FAIL], counts[RC_SKIPPED]);
+	fflush(stdout);
+	return counts[RC_FAIL] || (stale && o->strict) ? 1 : 0;
+}
+
 static int run_suite(const struct options *o, const struct rc_test **sel,
 		     size_t n, const char *binary)
 {
 	FILE *tap = NULL, *junit = NULL, *results = NULL;
 	struct rc_result *res = xcalloc(n, sizeof(*res));
-	struct rc_run run = { .backend = rc_backend_name(), .binary = binary,
+	struct rc_run run = { .backend = rc_backend_name(),
+			      .profile = rc_profile_name(), .binary = binary,
 			      .results = res, .count = n };
-	size_t counts[3] = { 0 };
 	double start = now_seconds();
 	bool reports_ok;
+	int rc;
 
 	if ((o->tap && !(tap = open_report(o->tap))) ||
 	    (o->junit && !(junit = open_report(o->junit))) ||
@@ -794,32 +969,37 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 	signal(SIGTERM, on_interrupt);
 	for (size_t i = 0; i < n; i++) {
 		run_one_test(sel[i], o, &res[i]);
-		counts[res[i].verdict]++;
 		print_result(&res[i], o->verbose);
 	}
 	run.seconds = now_seconds() - start;
-	printf("rdmacheck: backend %s, binary %s, %zu test%s in %.1f s\n",
-	       run.backend, binary, n, n == 1 ? "" : "s", run.seconds);
-	printf("%zu passed, %zu failed, %zu skipped\n", counts[RC_PASS],
-	       counts[RC_FAIL], counts[RC_SKIPPED]);
-	fflush(stdout);
+	rc = print_summary(&run, res, o);
 	reports_ok = finish_report(tap, o->tap, rc_write_tap, &run);
 	reports_ok &= finish_report(junit, o->junit, rc_write_junit, &run);
 	reports_ok &= finish_report(results, o->results, rc_write_results, &run);
 	for (size_t i = 0; i < n; i++)
 		free(res[i].output);
 	free(res);
-	if (!reports_ok)
-		return EXIT_USAGE;
-	return counts[RC_FAIL] ? 1 : 0;
+	return reports_ok ? rc : EXIT_USAGE;
+}
+
+/* --profile, else $RDMACHECK_PROFILE, loaded before any test forks. */
+static int load_profile(const struct options *o)
+{
+	const char *path = o->profile ? o->profile : getenv("RDMACHECK_PROFILE");
+
+	if (!path || !*path)
+		return 0;
+	return rc_profile_load(path) ? EXIT_USAGE : 0;
 }
 
 static int run_or_list(const struct options *o, const char *binary)
 {
 	const struct rc_test **sel = xcalloc(rc_test_count, sizeof(*sel));
 	size_t n;
-	int rc = select_tests(o, sel, &n);
+	int rc = load_profile(o);
 
+	if (rc == 0)
+		rc = select_tests(o, sel, &n);
 	if (rc == 0 && o->list)
 		print_list(sel, n);
 	else if (rc == 0)
@@ -833,10 +1013,17 @@ int main(int argc, char **argv)
 	struct options o;
 	int rc = parse_options(argc, argv, &o);
 
-	if (rc < 0 && o.matrix)
-		rc = rc_write_matrix(o.matrix, o.columns, o.ncolumns) ?
-			EXIT_USAGE : 0;
-	else if (rc < 0)
+	if (rc < 0 && o.serve) {
+		if (!rc_serve) {
+			fprintf(stderr, "%s: this binary has no peer responder\n", argv[0]);
+			rc = EXIT_USAGE;
+		} else {
+			rc = rc_serve();
+		}
+	} else if (rc < 0 && o.matrix) {
+		rc = rc_write_matrix(o.matrix, o.columns, o.ncolumns, o.compare);
+		rc = rc < 0 ? EXIT_USAGE : rc;
+	} else if (rc < 0)
 		rc = run_or_list(&o, argv[0]);
 	free(o.globs);
 	free(o.columns);

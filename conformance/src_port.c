@@ -124,6 +124,7 @@ static void passive(int family, enum fx_state state)
 {
 	struct fx fx;
 
+	fx_need_local_passive();
 	fx_reach(&fx, family, state);
 	assert_int_equal(fx_src_port(fx.server), fx.port);
 	fx_release(&fx);

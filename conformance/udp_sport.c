@@ -30,6 +30,8 @@ static void in_state(enum ibv_qp_type type, enum ibv_qp_state state, int expecte
 	struct fx_qp q;
 	bool kept;
 
+	if (expected == 0)
+		RC_REQUIRE_CAPABILITY("udp-sport");
 	fx_qp_create(&q, FX_DEV_MLX5, type);
 	fx_qp_to(&q, state);
 	assert_int_equal(set_sport(q.qp, SPORT, &kept), expected);
@@ -82,7 +84,9 @@ void mlx5dv_modify_qp_udp_sport__connected_then_disconnected(void **state)
 	struct fx fx;
 	bool kept;
 
-	fx_reach_with_qps(&fx, AF_INET, FX_ESTABLISHED);
+	RC_REQUIRE_CAPABILITY("mlx5dv");
+	RC_REQUIRE_CAPABILITY("udp-sport");
+	fx_reach_opts(&fx, AF_INET, FX_ESTABLISHED, FX_QPS);
 	if (!mlx5dv_is_supported(fx.client->verbs->device))
 		RC_SKIP("capability: mlx5dv (the device under test is %s)",
 			ibv_get_device_name(fx.client->verbs->device));

@@ -70,6 +70,23 @@ const char *rc_backend_name(void);
 			RC_SKIP("mock-only: %s", (why));             \
 	} while (0)
 
+/* The device profile (--profile FILE or RDMACHECK_PROFILE): what the device
+ * under test lacks and where it knowingly deviates. rc_lacks() is true when
+ * the loaded profile declares the capability (one word of [a-z0-9-]) lacking,
+ * and then sets *reason (if reason is not NULL); false with no profile.
+ * rc_profile_name() is the profile's name, or NULL. A test that finds out at
+ * run time that the device lacks a capability skips with a reason starting
+ * "capability: CAP (", which the runner checks against the profile. */
+bool rc_lacks(const char *capability, const char **reason);
+const char *rc_profile_name(void);
+#define RC_REQUIRE_CAPABILITY(cap)                                        \
+	do {                                                              \
+		const char *rc_lacks_reason_;                             \
+		if (rc_lacks((cap), &rc_lacks_reason_))                   \
+			RC_SKIP("capability: %s (%s; profile %s)", (cap), \
+				rc_lacks_reason_, rc_profile_name());     \
+	} while (0)
+
 /* Run fn in a forked child and report how it ended: the signal number that
  * killed it (0 if it exited), its exit code (-1 if killed; 0 if fn returned)
  * and the first non-blank line it wrote to stderr, trimmed. A child still
@@ -81,5 +98,9 @@ struct rc_crash {
 	char message[256];
 };
 void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out);
+
+/* The peer responder of two-host mode (fixtures/peer.c), run by --serve.
+ * Weak: a binary without fixtures (the runner's self-test) has none. */
+int rc_serve(void) __attribute__((weak));
 
 #endif

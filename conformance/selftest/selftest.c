@@ -1,7 +1,8 @@
 /* Tests of the runner itself. Each ends in one particular way (pass, failed
  * assertion, skip, crash, early exit, hang, hostile output, documented-rule
- * observations) so that ci/check-runner.sh can check the runner's verdict
- * on each. Several fail on purpose. */
+ * observations, a device profile's capabilities and deviations) so that
+ * ci/check-runner.sh can check the runner's verdict on each. Several fail
+ * on purpose. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,36 @@ void skip__not_taken(void **state)
 void capability__missing(void **state)
 {
 	RC_SKIP("capability: mlx5dv (the selftest device has none)");
+}
+
+/* Not in the selftest profile: listed as an undeclared capability skip. */
+void capability__undeclared(void **state)
+{
+	RC_SKIP("capability: infiniband (the selftest device has no IB port)");
+}
+
+/* Skips when the profile lacks mlx5dv; passes with no profile, where
+ * rc_lacks() is false and leaves the reason alone. */
+void capability__required(void **state)
+{
+	const char *reason = "untouched";
+
+	RC_REQUIRE_CAPABILITY("mlx5dv");
+	assert_false(rc_lacks("mlx5dv", &reason));
+	assert_string_equal(reason, "untouched");
+	assert_null(rc_profile_name());
+}
+
+/* The selftest profile lists ST_DEVIATION and ST_STALE as deviations: the
+ * first fails (a known deviation), the second passes (a stale one). */
+void deviation__fails(void **state)
+{
+	assert_int_equal(one, two);
+}
+
+void deviation__passes(void **state)
+{
+	assert_int_equal(one, one);
 }
 
 void crash__sigsegv(void **state)
