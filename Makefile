@@ -223,6 +223,7 @@ clean:
 	rm -rf $(BUILD)
 
 include coverage/coverage.mk
+include ci/rxe/rxe.mk
 
 .PHONY: examples run check deps clean
 

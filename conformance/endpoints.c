@@ -13,18 +13,31 @@
 
 #define WAIT_MS 5000
 
-static struct rdma_addrinfo *lookup(const char *node, bool passive)
+/* The endpoint's address information; an active one bound to src when
+ * given (rdma_create_ep resolves from it). */
+static struct rdma_addrinfo *lookup_from(const char *node, bool passive, const char *src)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct sockaddr_storage src_addr;
 	char service[8];
 	int ret;
 
 	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	if (src) {
+		fx_sockaddr(AF_INET, src, 0, &src_addr);
+		hints.ai_src_addr = (struct sockaddr *)&src_addr;
+		hints.ai_src_len = sizeof(struct sockaddr_in);
+	}
 	snprintf(service, sizeof service, "%u", fx_port());
 	ret = rdma_getaddrinfo(node, service, &hints, &res);
 	if (ret)
 		fail_msg("rdma_getaddrinfo(%s, %s): %d, %s", node, service, ret, strerror(errno));
 	return res;
+}
+
+static struct rdma_addrinfo *lookup(const char *node, bool passive)
+{
+	return lookup_from(node, passive, NULL);
 }
 
 struct server {
@@ -58,8 +71,10 @@ void rdma_get_request__sync_endpoints(void **state)
 	pthread_t thread;
 
 	fx_require_backend();
-	passive = lookup(fx_addr(AF_INET), true);
-	active = lookup(fx_addr(AF_INET), false);
+	/* Without QPs, across two devices (on one, both ends would be QP 0 and
+	 * the IB CM would take the connection for a stale one). */
+	passive = lookup(fx_other_addr(), true);
+	active = lookup_from(fx_other_addr(), false, fx_addr(AF_INET));
 	FX_OK(rdma_create_ep(&s.listener, passive, NULL, NULL));
 	FX_OK(rdma_listen(s.listener, 4));
 	FX_OK(rdma_create_ep(&client, active, NULL, NULL));

@@ -19,7 +19,7 @@ void rdma_get_cm_event__active_order(void **state)
 {
 	static const enum rdma_cm_event_type expected[] = {
 		RDMA_CM_EVENT_ADDR_RESOLVED, RDMA_CM_EVENT_ROUTE_RESOLVED,
-		RDMA_CM_EVENT_CONNECT_RESPONSE,
+		RDMA_CM_EVENT_ESTABLISHED,
 	};
 	struct fx fx;
 
@@ -27,7 +27,6 @@ void rdma_get_cm_event__active_order(void **state)
 	assert_int_equal(fx.client_events, 3);
 	for (int i = 0; i < 3; i++)
 		assert_string_equal(rdma_event_str(fx.client_log[i]), rdma_event_str(expected[i]));
-	/* rdma_establish produces nothing on the active side. */
 	assert_true(fx_quiet(fx.client_ch, QUIET_MS));
 	fx_release(&fx);
 }
@@ -45,13 +44,41 @@ void rdma_get_cm_event__passive_order(void **state)
 	FX_OK(rdma_accept(fx.server, &param));
 	FX_OK(rdma_ack_cm_event(fx.request));
 	fx.request = NULL;
-	/* Nothing for the passive side until the active side establishes. */
-	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_CONNECT_RESPONSE, WAIT_MS);
-	assert_true(fx_quiet(fx.server_ch, QUIET_MS));
-	FX_OK(rdma_establish(fx.client));
+	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS);
 	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS);
 	assert_ptr_equal(ev->id, fx.server);
 	FX_OK(rdma_ack_cm_event(ev));
+	assert_true(fx_quiet(fx.server_ch, QUIET_MS));
+	fx_release(&fx);
+}
+
+/* Without a QP the active side reads CONNECT_RESPONSE and finishes with
+ * rdma_establish; only then does the passive side read ESTABLISHED. Across
+ * two devices: on one device both QP numbers would be 0 and the IB CM would
+ * take the second connection for a stale one. */
+void rdma_get_cm_event__connect_response_without_qp(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	struct fx fx;
+
+	fx_reach_opts(&fx, AF_INET, FX_CONNECT_REQUESTED, FX_NO_QPS | FX_OTHER_DEVICE);
+	if (fx.server) {
+		FX_OK(rdma_accept(fx.server, &param));
+		FX_OK(rdma_ack_cm_event(fx.request));
+		fx.request = NULL;
+	}
+	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_CONNECT_RESPONSE, WAIT_MS);
+	assert_int_equal(fx.client_events, 2);
+	if (fx.server)
+		assert_true(fx_quiet(fx.server_ch, QUIET_MS));
+	FX_OK(rdma_establish(fx.client));
+	assert_true(fx_quiet(fx.client_ch, QUIET_MS));
+	if (fx.server) {
+		ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS);
+		assert_ptr_equal(ev->id, fx.server);
+		FX_OK(rdma_ack_cm_event(ev));
+	}
 	fx_release(&fx);
 }
 
@@ -193,4 +220,35 @@ void rdma_resolve_addr__sync_mode(void **state)
 	assert_int_not_equal(fx_src_port(id), 0);
 	assert_non_null(id->verbs);
 	FX_OK(rdma_destroy_id(id));
+}
+
+/* Without QPs both ends of a connection on one device have QP number 0, so
+ * the IB CM takes the REP for a stale connection: the passive side is
+ * rejected, the active side hears nothing, and its REQ comes again. */
+void rdma_accept__stale_without_qps(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *again;
+	struct fx fx;
+
+	fx_need_local_passive();
+	fx_reach_opts(&fx, AF_INET, FX_CONNECT_REQUESTED, FX_NO_QPS);
+	FX_OK(rdma_accept(fx.server, &param));
+	FX_OK(rdma_ack_cm_event(fx.request));
+	fx.request = NULL;
+	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_int_equal(ev->status, 10); /* IB_CM_REJ_STALE_CONN */
+	FX_OK(rdma_ack_cm_event(ev));
+	assert_true(fx_quiet(fx.client_ch, 1000));
+	/* The retransmitted REQ: refuse it, which ends the client's wait. */
+	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 15000);
+	again = ev->id;
+	FX_OK(rdma_reject(again, NULL, 0));
+	FX_OK(rdma_ack_cm_event(ev));
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_int_equal(ev->status, 28);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(again));
+	fx_release(&fx);
 }

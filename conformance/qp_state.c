@@ -211,7 +211,7 @@ void rdma_create_qp__init(void **state)
 {
 	struct fx fx;
 
-	fx_reach_opts(&fx, AF_INET, FX_ADDR_RESOLVED, FX_QPS);
+	fx_reach(&fx, AF_INET, FX_ADDR_RESOLVED);
 	assert_non_null(fx.client->qp);
 	assert_int_equal(queried(fx.client->qp), IBV_QPS_INIT);
 	assert_non_null(fx.client->send_cq);
@@ -224,7 +224,7 @@ void rdma_connect__both_qps_rts(void **state)
 {
 	struct fx fx;
 
-	fx_reach_opts(&fx, AF_INET, FX_ESTABLISHED, FX_QPS);
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
 	assert_int_equal(queried(fx.client->qp), IBV_QPS_RTS);
 	assert_int_equal(fx.client->qp->state, IBV_QPS_RTS);
 	if (fx.server) {
@@ -238,7 +238,7 @@ void rdma_disconnect__qp_to_err(void **state)
 {
 	struct fx fx;
 
-	fx_reach_opts(&fx, AF_INET, FX_ESTABLISHED, FX_QPS);
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
 	FX_OK(rdma_disconnect(fx.client));
 	assert_int_equal(fx.client->qp->state, IBV_QPS_ERR);
 	assert_int_equal(queried(fx.client->qp), IBV_QPS_ERR);
@@ -259,7 +259,7 @@ void ibv_post_send__send_recv(void **state)
 	struct fx fx;
 
 	fx_need_local_passive();
-	fx_reach_opts(&fx, AF_INET, FX_ESTABLISHED, FX_QPS);
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
 	memcpy(tx, msg, sizeof msg);
 	rx_mr = ibv_reg_mr(fx.server->pd, rx, sizeof rx, IBV_ACCESS_LOCAL_WRITE);
 	tx_mr = ibv_reg_mr(fx.client->pd, tx, sizeof tx, 0);

@@ -26,7 +26,7 @@ static void assert_ephemeral(uint16_t port)
 	unsigned low, high;
 
 	ephemeral_range(&low, &high);
-	assert_in_range(port, low, high);
+	RC_ASSERT_IN_RANGE(port, low, high);
 }
 
 void rdma_get_src_port__fresh_id(void **state)

@@ -86,7 +86,7 @@ void mlx5dv_modify_qp_udp_sport__connected_then_disconnected(void **state)
 
 	RC_REQUIRE_CAPABILITY("mlx5dv");
 	RC_REQUIRE_CAPABILITY("udp-sport");
-	fx_reach_opts(&fx, AF_INET, FX_ESTABLISHED, FX_QPS);
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
 	if (!mlx5dv_is_supported(fx.client->verbs->device))
 		RC_SKIP("capability: mlx5dv (the device under test is %s)",
 			ibv_get_device_name(fx.client->verbs->device));
@@ -122,7 +122,7 @@ void mlx5dv_modify_qp_udp_sport__observed(void **state)
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	before = carried_sport(q.qp);
-	assert_in_range(before, 49152, 65535);
+	RC_ASSERT_IN_RANGE(before, 49152, 65535);
 	assert_int_equal(set_sport(q.qp, SPORT, &kept), 0);
 	assert_int_equal(carried_sport(q.qp), SPORT);
 	/* RTS to RTS keeps it; RESET forgets it. */
@@ -131,7 +131,7 @@ void mlx5dv_modify_qp_udp_sport__observed(void **state)
 	attr.qp_state = IBV_QPS_RESET;
 	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE));
 	assert_int_not_equal(carried_sport(q.qp), SPORT);
-	assert_in_range(carried_sport(q.qp), 49152, 65535);
+	RC_ASSERT_IN_RANGE(carried_sport(q.qp), 49152, 65535);
 	fx_qp_release(&q);
 }
 

@@ -1,4 +1,4 @@
-/* port_probe: connect two RDMA CM ids in one process and print what
+/* port_probe: connect two RDMA CM ids (with QPs) in one process and print what
  * rdma_get_src_port / rdma_get_dst_port return at each step, checking the
  * values real rdma-core gives (shared REFERENCE.md, measured on rxe).
  *
@@ -58,6 +58,19 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 	return ev;
 }
 
+/* Each side gets a QP: without one, both ends of a connection on one device
+ * are QP 0, and a real device's IB CM rejects the second as stale. */
+static void create_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	if (rdma_create_qp(id, NULL, &attr))
+		die("rdma_create_qp");
+}
+
 static void parse_addr(const char *host, unsigned port, struct sockaddr_storage *ss)
 {
 	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST }, *ai;
@@ -107,6 +120,7 @@ int main(int argc, char **argv)
 	expect(client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, false);
 	show("client after ADDR_RESOLVED", client, ~0u, port);
 	client_port = ntohs(rdma_get_src_port(client));
+	create_qp(client);
 	if (rdma_resolve_route(client, 2000))
 		die("rdma_resolve_route");
 	expect(client_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, false);
@@ -117,15 +131,12 @@ int main(int argc, char **argv)
 	ev = expect(server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, true);
 	server = ev->id;
 	show("server id at CONNECT_REQUEST", server, port, client_port);
+	create_qp(server);
 	if (rdma_accept(server, &param))
 		die("rdma_accept");
 	rdma_ack_cm_event(ev);
 
-	/* No QP: the active side sees CONNECT_RESPONSE and finishes with
-	 * rdma_establish; the passive side then sees ESTABLISHED. */
-	expect(client_ch, RDMA_CM_EVENT_CONNECT_RESPONSE, false);
-	if (rdma_establish(client))
-		die("rdma_establish");
+	expect(client_ch, RDMA_CM_EVENT_ESTABLISHED, false);
 	expect(server_ch, RDMA_CM_EVENT_ESTABLISHED, false);
 	show("client when established", client, client_port, port);
 	show("server when established", server, port, client_port);
@@ -140,6 +151,8 @@ int main(int argc, char **argv)
 	show("client after DISCONNECTED", client, client_port, port);
 	show("server after DISCONNECTED", server, port, client_port);
 
+	rdma_destroy_qp(server);
+	rdma_destroy_qp(client);
 	rdma_destroy_id(server);
 	rdma_destroy_id(client);
 	rdma_destroy_id(listener);

@@ -21,6 +21,7 @@ enum {
 enum {
 	REJ_TIMEOUT = 4,
 	REJ_INVALID_SERVICE_ID = 8,
+	REJ_STALE_CONN = 10,
 	REJ_CONSUMER_DEFINED = 28,
 	REJ_VENDOR_OPTION_NOT_SUPPORTED = 35,
 };
@@ -527,6 +528,18 @@ static struct fab_id *find_listener(const struct fab_id *active, struct fab_devi
 
 static void send_req(struct fab_id *active, int unused);
 
+/* The REQ went unanswered: send it again after the CM's timeout, or, after
+ * the last try, give up with UNREACHABLE. */
+static void retry_req(struct fab_id *active)
+{
+	if (active->req_sends < CM_SENDS) {
+		fab_timer_add(active, CM_TRY_MS_INITIATOR, send_req, 0);
+	} else {
+		active->cm = CM_IDLE;
+		fab_queue_event(active, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
+	}
+}
+
 /* The new connection's id, on the listener's channel, with no owner yet. */
 static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *active,
 				     struct fab_device *dev)
@@ -545,6 +558,7 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
 	conn->peer = active;
 	conn->requested_by = listener;
 	conn->got = active->sent;
+	conn->remote_dev = active->dev;
 	attach_device(conn, dev);
 	return conn;
 }
@@ -554,11 +568,15 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
  * the last try it gives up with UNREACHABLE. */
 static void send_req(struct fab_id *active, int unused)
 {
-	struct fab_device *dev = active->dev;
+	/* The device that holds the destination; a loopback or wildcard
+	 * destination no device holds stays on the active side's device. */
+	struct fab_device *dev = topology_device_with_addr((struct sockaddr *)&active->dst);
 	struct fab_id *listener, *conn;
 	struct fab_conn_param req;
 	int reason;
 
+	if (!dev)
+		dev = active->dev;
 	if (active->cm != CM_REQ_SENT)
 		return;
 	active->req_sends++;
@@ -568,12 +586,7 @@ static void send_req(struct fab_id *active, int unused)
 		return;
 	}
 	if (listener->pending_requests >= listener->backlog) {
-		if (active->req_sends < CM_SENDS) {
-			fab_timer_add(active, CM_TRY_MS_INITIATOR, send_req, 0);
-		} else {
-			active->cm = CM_IDLE;
-			fab_queue_event(active, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
-		}
+		retry_req(active);
 		return;
 	}
 	conn = new_connection(listener, active, dev);
@@ -633,6 +646,42 @@ static void reject_locked(struct fab_id *id, int reason, const void *data, uint8
 		id->cm = CM_IDLE;
 }
 
+/* cm_rep_handler's stale check (cm_insert_remote_qpn): another connection
+ * already known by the same remote QP number on the same remote device.
+ * Without QPs both ends of a connection on one device are QP 0: the REP
+ * names the very connection that sent it. */
+static bool stale_remote_qpn(const struct fab_id *active, uint32_t qpn, const struct fab_device *dev)
+{
+	for (const struct fab_id *x = fab.live; x; x = x->next_live)
+		if (x != active && x->has_cm && x->cm != CM_IDLE && x->remote_dev == dev &&
+		    x->got.qp_num == qpn)
+			return true;
+	return false;
+}
+
+/* The REP reaches the active side. A stale one is refused: the passive
+ * side gets REJ "stale connection" and enters timewait; the active side's
+ * REQ stays unanswered and is sent again later (the listener sees a new
+ * request), up to the CM's retry count. */
+static void deliver_rep(struct fab_id *passive, struct fab_id *active)
+{
+	struct fab_conn_param rep = received(&passive->sent, REP_PRIVATE);
+
+	if (stale_remote_qpn(active, passive->sent.qp_num, passive->dev)) {
+		struct fab_conn_param p = { .private_data_len = REJ_PRIVATE };
+
+		passive->peer = active->peer = NULL;
+		enter_timewait(passive);
+		fab_queue_event(passive, RDMA_CM_EVENT_REJECTED, REJ_STALE_CONN, &p, NULL);
+		retry_req(active);
+		return;
+	}
+	active->got = passive->sent;
+	active->remote_dev = passive->dev;
+	active->cm = CM_REP_RCVD;
+	fab_queue_event(active, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &rep, NULL);
+}
+
 /* cma_accept_ib (REP, passive side) or cma_rep_recv (RTU, active side). An
  * accept that fails past the state check also rejects the connection, as
  * rdma_accept's error path does. */
@@ -650,16 +699,11 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 	} else if (!param && (id->cm != CM_REP_RCVD || !peer)) {
 		err = -EINVAL;
 	} else if (param) {
-		struct fab_conn_param rep;
-
 		id->sent = *param;
 		id->sent.starting_psn = id->psn;
-		peer->got = id->sent;
-		rep = received(&id->sent, REP_PRIVATE);
 		id->uid = uid;
 		id->cm = CM_REP_SENT;
-		peer->cm = CM_REP_RCVD;
-		fab_queue_event(peer, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &rep, NULL);
+		deliver_rep(id, peer);
 	} else {
 		id->cm = CM_ESTABLISHED;
 		peer->cm = CM_ESTABLISHED;

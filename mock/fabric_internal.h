@@ -76,6 +76,7 @@ struct fab_id {
 	uint32_t psn;               /* its first send PSN, random as the kernel's */
 	enum fab_cm_state cm;
 	struct fab_id *peer;
+	struct fab_device *remote_dev; /* the peer's device, once the CM knows it */
 	struct fab_id *requested_by; /* listener, while the request is queued */
 	unsigned events_reported;
 };

@@ -55,6 +55,17 @@ void rc_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		skip();                \
 	} while (0)
 
+/* cmocka 2.0 dropped _assert_in_range, which assert_in_range expands to;
+ * this works with 1.1.5 and 2.0 alike (the suite runs on Debian sid's
+ * cmocka in the rdma-core 65 guest). */
+#define RC_ASSERT_IN_RANGE(value, low, high)                                   \
+	do {                                                                   \
+		unsigned long long rc_v_ = (value);                            \
+		if (rc_v_ < (unsigned long long)(low) || rc_v_ > (unsigned long long)(high)) \
+			fail_msg("%s = %llu is not in %llu..%llu", #value, rc_v_, \
+				 (unsigned long long)(low), (unsigned long long)(high)); \
+	} while (0)
+
 /* For a clause whose upstream behaviour differs from its documentation: the
  * test asserts what upstream does, and reports here whether the documented
  * expectation held too. If it held, the divergence is reported as stale. */
