@@ -3,6 +3,7 @@
  * states rdma_cm leaves a connection's QPs in; SEND/RECV over one. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "qp.h"
@@ -43,6 +44,22 @@ void ibv_modify_qp__legal_path_rc(void **state) { legal_path(IBV_QPT_RC); }
 void ibv_modify_qp__legal_path_uc(void **state) { legal_path(IBV_QPT_UC); }
 void ibv_modify_qp__legal_path_ud(void **state) { legal_path(IBV_QPT_UD); }
 
+/* The send queue drains before SQD may go back to RTS: at once on Linux 6.1,
+ * in the background on 7.x (ibv_query_qp says sq_draining until done). */
+static void wait_drained(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
+		FX_VERBS_OK(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init));
+		if (!attr.sq_draining)
+			return;
+		usleep(10 * 1000);
+	}
+	fail_msg("the send queue still drains after 5 s");
+}
+
 void ibv_modify_qp__sqd_and_back(void **state)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTS };
@@ -51,6 +68,7 @@ void ibv_modify_qp__sqd_and_back(void **state)
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_SQD);
 	assert_int_equal(q.qp->state, IBV_QPS_SQD);
+	wait_drained(q.qp);
 	assert_int_equal(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE), 0);
 	assert_int_equal(q.qp->state, IBV_QPS_RTS);
 	fx_qp_release(&q);

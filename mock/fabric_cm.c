@@ -368,6 +368,14 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 		memcpy(&id->src, dst, fab_addr_len(dst));
 		fab_addr_set_port((struct sockaddr *)&id->src, port);
 	}
+	/* An id bound to one device's address routes out of that device's
+	 * netdev (the kernel sets bound_dev_if): another device's address is
+	 * reached only if it is on that netdev's subnet; else ARP goes out
+	 * unanswered. Measured on rxe: two dummy netdevs, ADDR_ERROR -110. */
+	if (target && id->dev && target != id->dev && !topology_on_subnet_of(id->dev, dst)) {
+		fab_timer_add(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0, addr_query_timed_out, 0);
+		return 0;
+	}
 	if (target) {
 		attach_device(id, target);
 		id->state = ST_ADDR_RESOLVED;

@@ -12,7 +12,7 @@
 
 /* An mlx5 device at 127.0.0.1 and ::1, and a generic one (like rxe) at
  * 127.0.0.2: enough for a client and a server on either personality. */
-#define DEFAULT_TOPOLOGY "mlx5_0=mlx5:127.0.0.1,::1;rxe0=generic:127.0.0.2"
+#define DEFAULT_TOPOLOGY "mlx5_0=mlx5:127.0.0.1/8,::1;rxe0=generic:127.0.0.2/8"
 
 static const char *personality_name(enum rdmamock_personality p)
 {
@@ -403,16 +403,23 @@ static const uint8_t *raw_addr(const struct sockaddr *sa)
 	return (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
 }
 
+bool topology_on_subnet_of(const struct fab_device *dev, const struct sockaddr *addr)
+{
+	for (int i = 0; i < dev->naddrs; i++) {
+		const struct sockaddr *own = (const void *)&dev->addrs[i];
+
+		if (own->sa_family == addr->sa_family &&
+		    prefix_match(raw_addr(own), raw_addr(addr), dev->prefix[i]))
+			return true;
+	}
+	return false;
+}
+
 struct fab_device *topology_device_on_subnet(const struct sockaddr *addr)
 {
 	for (struct fab_device *dev = fab.devices; dev; dev = dev->next)
-		for (int i = 0; i < dev->naddrs; i++) {
-			const struct sockaddr *own = (void *)&dev->addrs[i];
-
-			if (own->sa_family == addr->sa_family &&
-			    prefix_match(raw_addr(own), raw_addr(addr), dev->prefix[i]))
-				return dev;
-		}
+		if (topology_on_subnet_of(dev, addr))
+			return dev;
 	return NULL;
 }
 

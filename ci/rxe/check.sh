@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# make check-rxe / rxe-<stack>: run the stacks' guests one after the other,
+# then a fresh mock run, the clause matrix of the mock and every real run that
+# came back, and the verdict.
+#   ci/rxe/check.sh BUILD_DIR STACK...
+# Fails (exit 1) when a stack's guest did not bring back a run it should have,
+# when a real run has a failing test (a `fail` line in its TSV, or the
+# runner's non-zero exit in the guest), when the mock run fails, or when the
+# matrix command fails (e.g. RXE_MATRIX_FLAGS='--compare mock' found a
+# difference).
+set -uo pipefail
+build=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+RXE_TAG=rxe
+. "$here/lib.sh"
+out=$build/rxe
+mkdir -p "$out"
+export RXE_TIMINGS=$out/timings.tsv
+: >"$RXE_TIMINGS"
+conf=$build/conformance
+t0=$(now)
+
+declare -A column=([debian12]=rxe44 [sid]=rxe65)
+verdict=()
+for stack in "$@"; do
+	[ -n "${column[$stack]:-}" ] || { say "unknown stack $stack (debian12 or sid)"; exit 2; }
+	echo
+	say "== stack $stack"
+	if ! bash "$here/run.sh" "$stack" "$build"; then
+		verdict+=("$stack: the guest run failed (see the lines above and $out/$stack/console.log)")
+	fi
+done
+
+echo
+say "== mock run (fresh) and the clause matrix"
+mock_profile=()
+[ -r fixtures/devices/mock ] && mock_profile=(--profile fixtures/devices/mock)
+if ! "$conf/rdmacheck-mock" --timeout "${TIMEOUT:-30}" "${mock_profile[@]}" \
+	--results "$out/mock.tsv" >"$out/mock.log" 2>&1; then
+	verdict+=("mock: the suite failed on the mock ($(tail -n 1 "$out/mock.log"); see $out/mock.log)")
+fi
+say "mock: $(tail -n 1 "$out/mock.log")"
+
+cols=(--column "mock=$out/mock.tsv")
+for stack in "$@"; do
+	[ -s "$out/$stack/single/rdmacheck.tsv" ] &&
+		cols+=(--column "${column[$stack]}=$out/$stack/single/rdmacheck.tsv")
+	[ -s "$out/$stack/twohost/rdmacheck.tsv" ] &&
+		cols+=(--column "${column[$stack]}-2host=$out/$stack/twohost/rdmacheck.tsv")
+done
+# shellcheck disable=SC2086
+"$conf/rdmacheck-mock" --matrix "$out/matrix.md" "${cols[@]}" ${RXE_MATRIX_FLAGS:-} >"$out/matrix.log" 2>&1
+mrc=$?
+if [ -s "$out/matrix.md" ]; then
+	echo
+	cat "$out/matrix.md"
+	echo
+fi
+cat "$out/matrix.log"
+[ $mrc -eq 0 ] || verdict+=("matrix: rdmacheck-mock --matrix ${RXE_MATRIX_FLAGS:-} exited $mrc (see $out/matrix.log)")
+
+# ---- per run: counts, failing tests, examples
+echo
+say "== summary"
+printf '%-22s %6s %6s %6s %6s  %s\n' run pass fail skip dev "runner exit / examples"
+for stack in "$@"; do
+	for run in single twohost; do
+		d=$out/$stack/$run
+		name="${column[$stack]}$([ $run = twohost ] && echo -2host) ($stack)"
+		if [ -e "$d/skipped" ]; then
+			printf '%-22s skipped: %s\n' "$name" "$(cat "$d/skipped")"
+			continue
+		fi
+		if [ ! -s "$d/rdmacheck.tsv" ]; then
+			printf '%-22s MISSING: no results came back\n' "$name"
+			verdict+=("$stack/$run: missing (no rdmacheck.tsv came back from the guest)")
+			continue
+		fi
+		read -r p f s v < <(awk -F '\t' '!/^#/ && NF >= 3 { n[$3]++ }
+			END { print n["pass"] + 0, n["fail"] + 0, n["skip"] + 0, n["deviation"] + 0 }' "$d/rdmacheck.tsv")
+		rc=$(cat "$d/exit" 2>/dev/null || echo '?')
+		ex=""
+		[ -s "$d/examples.log" ] && ex=$(awk '/^\$ / { n = $2 } /^exit: / { printf "%s%s=%s", sep, n, $2; sep = " " }' "$d/examples.log")
+		printf '%-22s %6s %6s %6s %6s  exit %s%s\n' "$name" "$p" "$f" "$s" "$v" "$rc" "${ex:+; $ex}"
+		if [ "$f" -gt 0 ] || [ "$rc" != 0 ]; then
+			verdict+=("$stack/$run: $f failing test(s), runner exit $rc")
+			grep -P '\tfail\t' "$d/rdmacheck.tsv" | awk -F '\t' -v r="$stack/$run" '{ printf "    FAIL %-12s %s: %s\n", r, $1, $5 }'
+		fi
+	done
+done
+
+echo
+say "== timings (s)"
+awk -F '\t' '{ printf "  %-10s %-12s %8s\n", $1, $2, $3 }' "$RXE_TIMINGS"
+say "total: $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s; results in $out/<stack>/{single,twohost}/, matrix $out/matrix.md"
+
+if [ ${#verdict[@]} -gt 0 ]; then
+	for v in "${verdict[@]}"; do say "FAILED: $v"; done
+	exit 1
+fi
+say "passed: every real run came back with no failing test"
