@@ -176,20 +176,6 @@ static enum outcome process_event(struct cm_event *evt, struct fab_event *fe)
 	return DELIVER;
 }
 
-/* Wait for the channel's fd as a blocking read of the real rdma_cm file
- * would: EAGAIN if the caller made it non-blocking, EINTR on a signal. */
-static int wait_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags >= 0 && (flags & O_NONBLOCK))
-		return mock_errno(EAGAIN);
-	if (poll(&pfd, 1, -1) < 0)
-		return -1;
-	return 0;
-}
-
 MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cm_channel *ch;
@@ -211,7 +197,7 @@ MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdm
 		memset(evt, 0, sizeof *evt);
 		err = fab_get_event(ch->fchan, &fe);
 		if (err == -EAGAIN) {
-			if (wait_readable(channel->fd)) {
+			if (mock_wait_readable(channel->fd)) {
 				free(evt);
 				return -1;
 			}

@@ -4,6 +4,8 @@
 #define RDMAMOCK_MOCK_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 
 /* Symbols a drop-in library exports; everything else stays hidden. The
@@ -64,6 +66,21 @@ static inline int mock_errno(int e)
 {
 	errno = e;
 	return -1;
+}
+
+/* Wait for an event channel's fd as a blocking read of the kernel's file
+ * would: -1 with EAGAIN if the caller made it non-blocking, -1 with EINTR on
+ * a signal, 0 once it is readable. */
+static inline int mock_wait_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags >= 0 && (flags & O_NONBLOCK))
+		return mock_errno(EAGAIN);
+	if (poll(&pfd, 1, -1) < 0)
+		return -1;
+	return 0;
 }
 
 #endif

@@ -225,20 +225,6 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	return 0;
 }
 
-/* Wait for the channel's fd as a blocking read of the kernel's file would:
- * EAGAIN if the caller made it non-blocking, EINTR on a signal. */
-static int wait_readable(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int flags = fcntl(fd, F_GETFL);
-
-	if (flags >= 0 && (flags & O_NONBLOCK))
-		return mock_errno(EAGAIN);
-	if (poll(&pfd, 1, -1) < 0)
-		return -1;
-	return 0;
-}
-
 MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 				 void **cq_context)
 {
@@ -264,7 +250,7 @@ MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 			return 0;
 		}
 		pthread_mutex_unlock(&verbs_lock);
-		if (wait_readable(channel->fd))
+		if (mock_wait_readable(channel->fd))
 			return -1;
 	}
 }
