@@ -57,18 +57,30 @@ static void expect_resolved_event(struct ai_fx *f)
 	FX_OK(rdma_ack_cm_event(ev));
 }
 
+/* Resolve the fixture's IPv4 address at service, take the event and query:
+ * the list, which the caller frees. */
+static struct rdma_addrinfo *resolve_and_query(struct ai_fx *f, const char *service,
+					       const struct rdma_addrinfo *hints)
+{
+	struct rdma_addrinfo *info = NULL;
+	int err;
+
+	FX_OK(f->api.resolve(f->id, fx_addr(AF_INET), service, hints));
+	expect_resolved_event(f);
+	assert_int_equal(query(f, &info, &err), 0);
+	assert_non_null(info);
+	return info;
+}
+
 /* ---------------------------------------------------------------- success */
 
 void rdma_resolve_addrinfo__resolved_event(void **state)
 {
 	struct ai_fx f;
 	struct rdma_addrinfo *info;
-	int err;
 
 	ai_setup(&f, false);
-	FX_OK(f.api.resolve(f.id, fx_addr(AF_INET), f.service, NULL));
-	expect_resolved_event(&f);
-	assert_int_equal(query(&f, &info, &err), 0);
+	info = resolve_and_query(&f, f.service, NULL);
 	rdma_freeaddrinfo(info);
 	ai_teardown(&f);
 }
@@ -79,13 +91,10 @@ void rdma_query_addrinfo__list(void **state)
 	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST }, *info;
 	struct sockaddr_storage want;
 	struct ai_fx f;
-	int err;
 
 	ai_setup(&f, false);
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &want);
-	FX_OK(f.api.resolve(f.id, fx_addr(AF_INET), f.service, &hints));
-	expect_resolved_event(&f);
-	assert_int_equal(query(&f, &info, &err), 0);
+	info = resolve_and_query(&f, f.service, &hints);
 	assert_non_null(info);
 	assert_null(info->ai_next);
 	assert_int_equal(info->ai_flags, 0);
@@ -112,12 +121,9 @@ void rdma_query_addrinfo__owned_by_caller(void **state)
 {
 	struct rdma_addrinfo *info;
 	struct ai_fx f;
-	int err;
 
 	ai_setup(&f, false);
-	FX_OK(f.api.resolve(f.id, fx_addr(AF_INET), f.service, NULL));
-	expect_resolved_event(&f);
-	assert_int_equal(query(&f, &info, &err), 0);
+	info = resolve_and_query(&f, f.service, NULL);
 	ai_teardown(&f);
 	assert_int_equal(ntohs(fx_sockaddr_port(info->ai_dst_addr)), fx_port());
 	rdma_freeaddrinfo(info);
@@ -166,9 +172,7 @@ void rdma_resolve_addrinfo__busy_until_queried(void **state)
 	assert_int_equal(query(&f, &info, &err), 0);
 	assert_int_equal(ntohs(fx_sockaddr_port(info->ai_dst_addr)), fx_port());
 	rdma_freeaddrinfo(info);
-	FX_OK(f.api.resolve(f.id, fx_addr(AF_INET), "1", NULL));
-	expect_resolved_event(&f);
-	assert_int_equal(query(&f, &info, &err), 0);
+	info = resolve_and_query(&f, "1", NULL);
 	assert_int_equal(ntohs(fx_sockaddr_port(info->ai_dst_addr)), 1);
 	rdma_freeaddrinfo(info);
 	ai_teardown(&f);
@@ -216,9 +220,7 @@ void rdma_query_addrinfo__twice(void **state)
 	int err;
 
 	ai_setup(&f, false);
-	FX_OK(f.api.resolve(f.id, fx_addr(AF_INET), f.service, NULL));
-	expect_resolved_event(&f);
-	assert_int_equal(query(&f, &info, &err), 0);
+	info = resolve_and_query(&f, f.service, NULL);
 	rdma_freeaddrinfo(info);
 	assert_int_equal(query(&f, &info, &err), -1);
 	assert_int_equal(err, ENOENT);
