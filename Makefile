@@ -71,18 +71,17 @@ COMPAT_CFLAGS := -Icompat -I$(BUILD)
 # ---------------------------------------------------------------- mock
 MOCKLIB := $(BUILD)/mock/lib
 MOCKOBJ := $(BUILD)/mock/obj
-MOCK_CFLAGS := -Imock/include -Imock $(COMPAT_CFLAGS) $(FIU_CFLAGS)
+MOCK_CFLAGS := -Imock -Imock/include $(COMPAT_CFLAGS) $(FIU_CFLAGS)
 # The drop-ins export only MOCK_EXPORT symbols; the core exports what its
 # version script names (the control API, and the fabric to the drop-ins).
 VISIBILITY := -fvisibility=hidden
 
-CORE_SRC  := mock/fabric.c mock/fabric_cm.c mock/fabric_qp.c mock/addr.c mock/topology.c \
-             mock/control.c \
-             mock/fault.c mock/log.c
-VERBS_SRC := mock/verbs_device.c mock/verbs_mr.c mock/verbs_cq.c mock/verbs_qp.c mock/verbs_post.c
-MLX5_SRC  := mock/mlx5.c
-CM_SRC    := mock/cm.c mock/cm_event.c mock/cm_conn.c mock/cm_qp.c mock/cm_ep.c \
-             mock/cm_getaddrinfo.c mock/cm_addrinfo.c
+# One folder per library (DESIGN.md): librdmamock.so.0 is the fabric and
+# the control API; each drop-in library is its own folder with its .map.
+CORE_SRC  := $(wildcard mock/fabric/*.c mock/control/*.c)
+VERBS_SRC := $(wildcard mock/ibverbs/*.c)
+MLX5_SRC  := $(wildcard mock/mlx5/*.c)
+CM_SRC    := $(wildcard mock/rdmacm/*.c)
 
 core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC))
 verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC))
@@ -109,20 +108,20 @@ define dropin_link
 	  -Wl,--version-script=$(2) -Wl,-z,defs -Wl,-rpath,'$$ORIGIN' $(3)
 endef
 
-$(LIB_CORE): $(core_objs) mock/librdmamock.map
-	$(call dropin_link,$(core_objs),mock/librdmamock.map,$(FIU_LIBS) -ldl)
+$(LIB_CORE): $(core_objs) mock/control/librdmamock.map
+	$(call dropin_link,$(core_objs),mock/control/librdmamock.map,$(FIU_LIBS) -ldl)
 	$(Q)ln -sf $(notdir $@) $(MOCKLIB)/librdmamock.so
 
-$(LIB_VERBS): $(verbs_objs) mock/libibverbs.map $(LIB_CORE)
-	$(call dropin_link,$(verbs_objs),mock/libibverbs.map,$(LIB_CORE) $(FIU_LIBS))
+$(LIB_VERBS): $(verbs_objs) mock/ibverbs/libibverbs.map $(LIB_CORE)
+	$(call dropin_link,$(verbs_objs),mock/ibverbs/libibverbs.map,$(LIB_CORE) $(FIU_LIBS))
 
-$(LIB_CM): $(cm_objs) mock/librdmacm.map $(LIB_VERBS) $(LIB_CORE)
-	$(call dropin_link,$(cm_objs),mock/librdmacm.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
+$(LIB_CM): $(cm_objs) mock/rdmacm/librdmacm.map $(LIB_VERBS) $(LIB_CORE)
+	$(call dropin_link,$(cm_objs),mock/rdmacm/librdmacm.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
 
 $(core_objs): VISIBILITY :=
 
-$(LIB_MLX5): $(mlx5_objs) mock/libmlx5.map $(LIB_VERBS) $(LIB_CORE)
-	$(call dropin_link,$(mlx5_objs),mock/libmlx5.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
+$(LIB_MLX5): $(mlx5_objs) mock/mlx5/libmlx5.map $(LIB_VERBS) $(LIB_CORE)
+	$(call dropin_link,$(mlx5_objs),mock/mlx5/libmlx5.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
 
 mock: $(MOCK_LIBS)
 
@@ -229,7 +228,7 @@ include ci/rxe/rxe.mk
 
 # Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
 fault-points:
-	@for f in mock/*.c; do \
+	@for f in mock/*/*.c; do \
 	  lib=$$(sed -n 's/^#define LIB "\(.*\)"/\1/p' $$f); \
 	  grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z0-9_]+"\)|FAULT_NAME\(LIB, "[a-z0-9_]+"\)' $$f | \
 	    sed -E "s|.*\"([a-z0-9_]+)\".*|rdmamock/$$lib/\1|"; \

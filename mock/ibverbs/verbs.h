@@ -10,8 +10,8 @@
 
 #include <infiniband/verbs.h>
 
-#include "fabric.h"
-#include "mock.h"
+#include "fabric/fabric.h"
+#include "control/mock.h"
 
 #define VERBS_CONTEXT_MAGIC 0x76637478u /* "vctx" */
 #define VERBS_PD_MAGIC      0x76706421u /* "vpd!" */
@@ -166,7 +166,7 @@ void verbs_qp_error(struct mock_qp *mqp, enum ibv_qp_state state);
 /* Complete every posted receive with IBV_WC_WR_FLUSH_ERR. */
 void verbs_qp_flush_recvs(struct mock_qp *mqp);
 
-/* context->ops: the data path (verbs_post.c, verbs_cq.c). */
+/* context->ops: the data path (post.c, cq.c). */
 int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);

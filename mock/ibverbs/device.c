@@ -1,6 +1,6 @@
 /* libibverbs: device list, contexts, device and port queries, GIDs and
  * protection domains, backed by the fabric's topology. MRs, CQs, QPs and
- * the data path are in verbs_mr.c, verbs_cq.c, verbs_qp.c, verbs_post.c. */
+ * the data path are in mr.c, cq.c, qp.c and post.c. */
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "fabric_internal.h"
+#include "internal.h"
 
 socklen_t fab_addr_len(const struct sockaddr *addr)
 {

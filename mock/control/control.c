@@ -1,5 +1,5 @@
 /* rdmamock.h: the control API, each call one locked step on the fabric. */
-#include "fabric_internal.h"
+#include "fabric/internal.h"
 #include "mock.h"
 
 MOCK_EXPORT const char *rdmamock_version(void)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
-#include "mock.h"
+#include "internal.h"
+#include "control/mock.h"
 
 /* An mlx5 device at 127.0.0.1 and ::1, and a generic one (like rxe) at
  * 127.0.0.2: enough for a client and a server on either personality. */

@@ -5,8 +5,8 @@
 #include <infiniband/mlx5dv.h>
 #include <string.h>
 
-#include "fabric.h"
-#include "mock.h"
+#include "fabric/fabric.h"
+#include "control/mock.h"
 
 #define LIB "mlx5"
 

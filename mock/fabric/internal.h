@@ -1,6 +1,6 @@
-/* The fabric's own state, shared by fabric.c (lock, channels, events,
- * timers), fabric_cm.c (the CM state machine) and topology.c (devices).
- * Nothing outside those files includes this. */
+/* The fabric's own state, shared by core.c (lock, channels, events,
+ * timers), cm.c (the CM state machine) and topology.c (devices).
+ * Only the fabric and the control API (control/control.c) include this. */
 #ifndef RDMAMOCK_FABRIC_INTERNAL_H
 #define RDMAMOCK_FABRIC_INTERNAL_H
 
@@ -119,7 +119,7 @@ extern struct fabric fab;
 void fab_lock(void);
 void fab_unlock(void);
 
-/* Events and timers (fabric.c); callers hold the lock. */
+/* Events and timers (core.c); callers hold the lock. */
 /* Returns the queued entry, or NULL when the event was dropped. */
 struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
 				   const struct fab_conn_param *param, struct fab_id *conn_id);
@@ -145,7 +145,7 @@ int topology_device_add_addr_locked(const char *name, const char *addr);
 int topology_device_remove_locked(const char *name);
 int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on);
 
-/* Addresses (fabric_cm.c helpers used by topology.c too). */
+/* Addresses (cm.c and addr.c, used by topology.c too). */
 bool fab_addr_is_any(const struct sockaddr *addr);
 bool fab_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 bool fab_addr_is_loopback(const struct sockaddr *addr);
@@ -154,7 +154,7 @@ uint16_t fab_addr_port(const struct sockaddr *addr); /* host order */
 void fab_addr_set_port(struct sockaddr *addr, uint16_t port);
 void fab_addr_to_gid(const struct sockaddr *addr, union ibv_gid *gid);
 
-/* Tear an id down as rdma_destroy_id does, lock held (fabric_cm.c). */
+/* Tear an id down as rdma_destroy_id does, lock held (cm.c). */
 void fab_destroy_unreported_locked(struct fab_id *id);
 
 #endif

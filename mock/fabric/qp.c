@@ -2,8 +2,8 @@
  * the UDP source port RoCE v2 packets would carry. */
 #include <stdlib.h>
 
-#include "fabric_internal.h"
-#include "mock.h"
+#include "internal.h"
+#include "control/mock.h"
 
 #define QPN_FIRST 0x11 /* QP 0 and 1 are special; rxe numbers from 17 too */
 #define QPN_MASK 0xffffff

@@ -8,8 +8,8 @@
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
 
-#include "fabric.h"
-#include "mock.h"
+#include "fabric/fabric.h"
+#include "control/mock.h"
 
 #define CM_ID_MAGIC 0x636d6964u      /* "cmid" */
 #define CM_CHANNEL_MAGIC 0x63686e6cu /* "chnl" */
@@ -82,7 +82,7 @@ struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,
 			  enum rdma_port_space ps, enum ibv_qp_type qp_type);
 void cm_free_id(struct cm_id *cid);
 
-/* The QP moves librdmacm makes for a connection (cm_qp.c). */
+/* The QP moves librdmacm makes for a connection (qp.c). */
 int cm_connect_qp(struct cm_id *cid);
 int cm_accept_qp(struct cm_id *cid);
 int cm_qp_to_err(struct cm_id *cid);

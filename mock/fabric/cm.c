@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_internal.h"
-#include "mock.h"
+#include "internal.h"
+#include "control/mock.h"
 
 /* IB CM private data sizes (IBTA) and what the CM header leaves of a REQ. */
 enum {

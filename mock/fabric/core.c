@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fabric_internal.h"
-#include "mock.h"
+#include "internal.h"
+#include "control/mock.h"
 
 struct fabric fab = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
