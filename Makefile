@@ -83,10 +83,32 @@ VERBS_SRC := $(wildcard mock/ibverbs/*.c)
 MLX5_SRC  := $(wildcard mock/mlx5/*.c)
 CM_SRC    := $(wildcard mock/rdmacm/*.c)
 
+# Each drop-in's ABI: mock/abi/abi.awk turns its .map and .calls into the
+# linker's version script and the stubs of what the mock does not implement.
+ABI_DIR := $(BUILD)/mock/abi
+# abi_rules LIBRARY FOLDER
+define abi_rules
+$(ABI_DIR)/$(1).ld: mock/abi/abi.awk mock/$(2)/$(1).map mock/$(2)/$(1).calls
+	@mkdir -p $$(@D)
+	$$(call msg,GEN,$$@)
+	$$(Q)awk -v mode=ld -v lib=$(1).so.1 -f $$^ >$$@
+$(ABI_DIR)/$(1)-stubs.c: mock/abi/abi.awk mock/$(2)/$(1).map mock/$(2)/$(1).calls
+	@mkdir -p $$(@D)
+	$$(call msg,GEN,$$@)
+	$$(Q)awk -v mode=stubs -v lib=$(1).so.1 -f $$^ >$$@
+endef
+$(eval $(call abi_rules,libibverbs,ibverbs))
+$(eval $(call abi_rules,librdmacm,rdmacm))
+$(eval $(call abi_rules,libmlx5,mlx5))
+$(MOCKOBJ)/abi/%-stubs.o: $(ABI_DIR)/%-stubs.c mock/abi/stub.h $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -c $< -o $@
+
 core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC))
-verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC))
-cm_objs    = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CM_SRC))
-mlx5_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(MLX5_SRC))
+verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC)) $(MOCKOBJ)/abi/libibverbs-stubs.o
+cm_objs    = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CM_SRC)) $(MOCKOBJ)/abi/librdmacm-stubs.o
+mlx5_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(MLX5_SRC)) $(MOCKOBJ)/abi/libmlx5-stubs.o
 
 LIB_CORE  := $(MOCKLIB)/librdmamock.so.0
 LIB_VERBS := $(MOCKLIB)/libibverbs.so.1
@@ -105,23 +127,23 @@ define dropin_link
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -o $@ $(1) $(LDFLAGS_ALL) -Wl,-soname,$(notdir $@) \
-	  -Wl,--version-script=$(2) -Wl,-z,defs -Wl,-rpath,'$$ORIGIN' $(3)
+	  -Wl,--version-script=$(2) -Wl,--no-undefined-version -Wl,-z,defs -Wl,-rpath,'$$ORIGIN' $(3)
 endef
 
 $(LIB_CORE): $(core_objs) mock/control/librdmamock.map
 	$(call dropin_link,$(core_objs),mock/control/librdmamock.map,$(FIU_LIBS) -ldl)
 	$(Q)ln -sf $(notdir $@) $(MOCKLIB)/librdmamock.so
 
-$(LIB_VERBS): $(verbs_objs) mock/ibverbs/libibverbs.map $(LIB_CORE)
-	$(call dropin_link,$(verbs_objs),mock/ibverbs/libibverbs.map,$(LIB_CORE) $(FIU_LIBS))
+$(LIB_VERBS): $(verbs_objs) $(ABI_DIR)/libibverbs.ld $(LIB_CORE)
+	$(call dropin_link,$(verbs_objs),$(ABI_DIR)/libibverbs.ld,$(LIB_CORE) $(FIU_LIBS))
 
-$(LIB_CM): $(cm_objs) mock/rdmacm/librdmacm.map $(LIB_VERBS) $(LIB_CORE)
-	$(call dropin_link,$(cm_objs),mock/rdmacm/librdmacm.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
+$(LIB_CM): $(cm_objs) $(ABI_DIR)/librdmacm.ld $(LIB_VERBS) $(LIB_CORE)
+	$(call dropin_link,$(cm_objs),$(ABI_DIR)/librdmacm.ld,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
 
 $(core_objs): VISIBILITY :=
 
-$(LIB_MLX5): $(mlx5_objs) mock/mlx5/libmlx5.map $(LIB_VERBS) $(LIB_CORE)
-	$(call dropin_link,$(mlx5_objs),mock/mlx5/libmlx5.map,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
+$(LIB_MLX5): $(mlx5_objs) $(ABI_DIR)/libmlx5.ld $(LIB_VERBS) $(LIB_CORE)
+	$(call dropin_link,$(mlx5_objs),$(ABI_DIR)/libmlx5.ld,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
 
 mock: $(MOCK_LIBS)
 
@@ -221,10 +243,14 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
+# The README's tables of calls, regenerated from the .map and .calls files.
+readme:
+	@bash ci/readme-calls.sh update README.md
+
 include coverage/coverage.mk
 include ci/rxe/rxe.mk
 
-.PHONY: examples run check deps clean
+.PHONY: examples run check deps clean readme
 
 # Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
 fault-points:

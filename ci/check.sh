@@ -13,6 +13,10 @@ step() { printf '\n== %s\n' "$*"; }
 step "runner self-test"
 bash ci/check-runner.sh "$conf/runner-selftest" "$out/runner"
 
+step "ABI: every rdma-core symbol and version, and Debian's programs loaded on the mock"
+bash ci/check-abi.sh "$build/mock/lib" "$out/abi"
+bash ci/readme-calls.sh check README.md
+
 step "conformance suite on the mock"
 "$conf/rdmacheck-mock" --timeout "${TIMEOUT:-30}" --profile fixtures/devices/mock --tap "$out/mock.tap" \
 	--junit "$out/mock.xml" --results "$out/mock.tsv"

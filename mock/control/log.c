@@ -34,3 +34,9 @@ void mock_abort(const char *call, const char *fmt, ...)
 	va_end(ap);
 	abort();
 }
+
+void mock_not_implemented(const char *call, int *said)
+{
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		mock_log("%s: not implemented", call);
+}

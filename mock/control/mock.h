@@ -20,6 +20,9 @@ void mock_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void mock_abort(const char *call, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A call the mock does not implement: one line, the first time only. */
+void mock_not_implemented(const char *call, int *said);
+
 #define MOCK_REQUIRE(cond, call, ...)                  \
 	do {                                           \
 		if (!(cond))                           \
