@@ -36,162 +36,6 @@ enum {
 #define CM_TRY_MS_RESPONDER 4096u
 #define TIMEWAIT_MS 512u
 
-struct fab_bind {
-	struct fab_bind *next;
-	enum rdma_port_space ps;
-	uint16_t port;
-	struct fab_id *owners;
-};
-
-#define BIND_BUCKETS 256
-static struct fab_bind *binds[BIND_BUCKETS];
-
-/* ---------------------------------------------------------------- ports */
-
-static struct fab_bind *bind_find(enum rdma_port_space ps, uint16_t port)
-{
-	struct fab_bind *b;
-
-	for (b = binds[port % BIND_BUCKETS]; b; b = b->next)
-		if (b->ps == ps && b->port == port)
-			return b;
-	return NULL;
-}
-
-static void bind_add_owner(struct fab_bind *b, struct fab_id *id)
-{
-	id->bind = b;
-	id->next_owner = b->owners;
-	b->owners = id;
-}
-
-static int bind_new(struct fab_id *id, uint16_t port)
-{
-	struct fab_bind *b = calloc(1, sizeof *b);
-
-	if (!b)
-		return -ENOMEM;
-	b->ps = id->ps;
-	b->port = port;
-	b->next = binds[port % BIND_BUCKETS];
-	binds[port % BIND_BUCKETS] = b;
-	bind_add_owner(b, id);
-	fab_addr_set_port((struct sockaddr *)&id->src, port);
-	return 0;
-}
-
-static void bind_release(struct fab_id *id)
-{
-	struct fab_bind *b = id->bind, **pos;
-	struct fab_id **o;
-
-	if (!b)
-		return;
-	for (o = &b->owners; *o != id; o = &(*o)->next_owner)
-		;
-	*o = id->next_owner;
-	id->bind = NULL;
-	if (b->owners)
-		return;
-	for (pos = &binds[b->port % BIND_BUCKETS]; *pos != b; pos = &(*pos)->next)
-		;
-	*pos = b->next;
-	free(b);
-}
-
-/* The kernel's ip_local_port_range, read once. */
-static void ephemeral_range(unsigned *low, unsigned *high)
-{
-	static unsigned lo, hi;
-
-	if (!lo) {
-		FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
-
-		if (!f || fscanf(f, "%u %u", &lo, &hi) != 2 || !lo || lo > hi || hi > 65535) {
-			lo = 32768;
-			hi = 60999;
-		}
-		if (f)
-			fclose(f);
-	}
-	*low = lo;
-	*high = hi;
-}
-
-/* cma_alloc_any_port: a random start, skipping the port used last. */
-static int alloc_any_port(struct fab_id *id)
-{
-	unsigned low, high, remaining, rover;
-
-	ephemeral_range(&low, &high);
-	remaining = high - low + 1;
-	rover = (unsigned)rand_r(&fab.rand_state) % remaining + low;
-	for (; remaining; remaining--) {
-		if (rover != fab.last_used_port && !bind_find(id->ps, (uint16_t)rover)) {
-			fab.last_used_port = rover;
-			return bind_new(id, (uint16_t)rover);
-		}
-		if (++rover > high)
-			rover = low;
-	}
-	return -EADDRNOTAVAIL;
-}
-
-/* cma_check_port: a wildcard against anything is EADDRNOTAVAIL, the same
- * address EADDRINUSE; ids that are both afonly and of different families,
- * or both reuseaddr, do not conflict. */
-static int check_port(struct fab_bind *b, struct fab_id *id, bool reuseaddr)
-{
-	const struct sockaddr *addr = (void *)&id->src;
-
-	for (struct fab_id *cur = b->owners; cur; cur = cur->next_owner) {
-		const struct sockaddr *cur_addr = (void *)&cur->src;
-
-		if (cur == id || (reuseaddr && cur->reuseaddr))
-			continue;
-		if (id->afonly && cur->afonly && addr->sa_family != cur_addr->sa_family)
-			continue;
-		if (fab_addr_is_any(addr) || fab_addr_is_any(cur_addr))
-			return -EADDRNOTAVAIL;
-		if (fab_addr_equal(addr, cur_addr))
-			return -EADDRINUSE;
-	}
-	return 0;
-}
-
-/* CAP_NET_BIND_SERVICE (bit 10) in the effective set. */
-static bool may_bind_privileged(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	unsigned long long caps = 0;
-	char line[256];
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	fclose(f);
-	return caps & (1ull << 10);
-}
-
-/* cma_use_port */
-static int use_port(struct fab_id *id, uint16_t port)
-{
-	struct fab_bind *b;
-	int err;
-
-	if (port < 1024 && !may_bind_privileged())
-		return -EACCES;
-	b = bind_find(id->ps, port);
-	if (!b)
-		return bind_new(id, port);
-	err = check_port(b, id, id->reuseaddr);
-	if (!err)
-		bind_add_owner(b, id);
-	return err;
-}
-
 /* ---------------------------------------------------------------- ids */
 
 static void attach_device(struct fab_id *id, struct fab_device *dev)
@@ -295,9 +139,9 @@ static int bind_locked(struct fab_id *id, const struct sockaddr *addr)
 	if (!id->afonly_set)
 		id->afonly = addr->sa_family == AF_INET;
 	if (fab_addr_port(addr))
-		err = use_port(id, fab_addr_port(addr));
+		err = port_use(id, fab_addr_port(addr));
 	else
-		err = alloc_any_port(id);
+		err = port_alloc_any(id);
 	if (err)
 		return err;
 	id->state = ST_ADDR_BOUND;
@@ -448,7 +292,7 @@ int fab_listen(struct fab_id *id, int backlog)
 		err = -EINVAL;
 	/* Once listening, an id must be unique on its port even if reusable. */
 	if (!err && id->reuseaddr)
-		err = check_port(id->bind, id, false);
+		err = port_check(id->bind, id, false);
 	if (!err) {
 		id->state = ST_LISTEN;
 		id->reuseaddr = false;
@@ -518,7 +362,7 @@ static bool listener_takes(const struct fab_id *l, const struct sockaddr *dst)
 static struct fab_id *find_listener(const struct fab_id *active, struct fab_device *dev, int *reason)
 {
 	const struct sockaddr *dst = (const void *)&active->dst;
-	struct fab_bind *b = bind_find(active->ps, fab_addr_port(dst));
+	struct fab_bind *b = port_find(active->ps, fab_addr_port(dst));
 	bool listening_here = false;
 
 	*reason = REJ_INVALID_SERVICE_ID;
@@ -850,7 +694,7 @@ void fab_destroy_unreported_locked(struct fab_id *id)
 	fab_timer_cancel(id);
 	if (id->chan)
 		fab_drop_events(id, id->chan);
-	bind_release(id);
+	port_release(id);
 	if (id->dev)
 		id->dev->users--;
 	for (pos = &fab.live; *pos != id; pos = &(*pos)->next_live)

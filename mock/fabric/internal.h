@@ -1,5 +1,6 @@
 /* The fabric's own state, shared by core.c (lock, channels, events,
- * timers), cm.c (the CM state machine) and topology.c (devices).
+ * timers), cm.c (the CM state machine), ports.c (port spaces) and
+ * topology.c (devices).
  * Only the fabric and the control API (control/control.c) include this. */
 #ifndef RDMAMOCK_FABRIC_INTERNAL_H
 #define RDMAMOCK_FABRIC_INTERNAL_H
@@ -46,7 +47,13 @@ enum fab_cm_state {
 	CM_TIMEWAIT,
 };
 
-struct fab_bind; /* the owners of one port in one port space */
+/* The owners of one port in one port space (ports.c). */
+struct fab_bind {
+	struct fab_bind *next;
+	enum rdma_port_space ps;
+	uint16_t port;
+	struct fab_id *owners;
+};
 
 struct fab_id {
 	struct fab_id *next_live;
@@ -138,6 +145,7 @@ bool topology_on_subnet_of(const struct fab_device *dev, const struct sockaddr *
 struct fab_device *topology_first_device(void);
 /* The GID table index of one of the device's addresses, -1 if not its own. */
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr);
+bool topology_device_has_gid(unsigned serial, const union ibv_gid *gid);
 int topology_load_locked(const char *spec);
 int topology_format_locked(char *buf, size_t len);
 int topology_device_add_locked(const char *name, enum rdmamock_personality p);
@@ -153,6 +161,14 @@ socklen_t fab_addr_len(const struct sockaddr *addr);
 uint16_t fab_addr_port(const struct sockaddr *addr); /* host order */
 void fab_addr_set_port(struct sockaddr *addr, uint16_t port);
 void fab_addr_to_gid(const struct sockaddr *addr, union ibv_gid *gid);
+
+/* Ports (ports.c); callers hold the lock. Each returns 0 or a negative
+ * errno, as the kernel's cma_alloc_port and cma_use_port do. */
+struct fab_bind *port_find(enum rdma_port_space ps, uint16_t port);
+int port_use(struct fab_id *id, uint16_t port);
+int port_alloc_any(struct fab_id *id);
+int port_check(struct fab_bind *b, struct fab_id *id, bool reuseaddr);
+void port_release(struct fab_id *id);
 
 /* Tear an id down as rdma_destroy_id does, lock held (cm.c). */
 void fab_destroy_unreported_locked(struct fab_id *id);
