@@ -43,9 +43,11 @@ int fab_device_list(struct fab_device_info **out, int *count);
 int fab_device_by_serial(unsigned serial, struct fab_device_info *out);
 int fab_device_by_guid(__be64 guid, struct fab_device_info *out);
 
-/* GID table entry index of a device: 0 is the link-local GID, then one per
- * address (RoCE v2 style: IPv4 as ::ffff:a.b.c.d). -EINVAL past the end. */
-int fab_device_gid(unsigned serial, int index, union ibv_gid *gid);
+/* A device's GID table entry (type may be NULL): the default link-local
+ * GID, then one per address (IPv4 as ::ffff:a.b.c.d), v1 and v2 on mlx5,
+ * v2 only on the generic (rxe-like) device. -ENODATA past the filled
+ * entries; the verbs layer knows the table's length. */
+int fab_device_gid(unsigned serial, int index, union ibv_gid *gid, enum ibv_gid_type *type);
 
 /* ---------------------------------------------------------------- CM */
 
@@ -130,13 +132,85 @@ enum fab_cap {
 };
 int fab_device_caps(unsigned serial, uint32_t *caps);
 
+/* ---------------------------------------------------------------- the wire
+ *
+ * What one QP sends another, as RoCE v2 carries it: the GRH (source and
+ * destination GID), the BTH (destination QP, opcode), and the extended
+ * headers of each operation. fab_transmit finds the QP the packet is for
+ * and hands it to that QP's receiver, the verbs layer that registered the
+ * QP, which answers as a responder would: an ACK, a NAK, or nothing. */
+enum fab_opcode {
+	FAB_OP_SEND,
+	FAB_OP_WRITE,
+	FAB_OP_READ,
+	FAB_OP_CMP_SWP,
+	FAB_OP_FETCH_ADD,
+};
+
+struct fab_packet {
+	enum fab_opcode op;
+	enum ibv_qp_type transport; /* RC, UC, UD, or IBV_QPT_XRC_SEND */
+	unsigned src_dev;           /* the sender's device (its serial) */
+	uint32_t src_qpn;
+	union ibv_gid sgid, dgid;   /* the GRH */
+	enum ibv_gid_type gid_type; /* of the source GID: RoCE v1 or v2 */
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+	uint8_t sl;
+	uint32_t dst_qpn;           /* 0xffffff for a multicast group */
+	uint32_t qkey;              /* UD */
+	uint32_t xrc_srqn;          /* XRC: the SRQ at the target */
+	bool with_imm;
+	__be32 imm;
+	bool solicited;
+	uint64_t raddr;             /* RDMA and atomics */
+	uint32_t rkey;
+	uint64_t compare_add, swap; /* atomics */
+	const void *payload;        /* SEND and WRITE */
+	uint64_t len;               /* bytes sent, or asked for (READ) */
+};
+
+enum fab_ack {
+	FAB_ACK,
+	FAB_NAK_RNR,        /* no receive posted */
+	FAB_NAK_INV_REQ,    /* the request is invalid at the responder */
+	FAB_NAK_ACCESS,     /* remote access violation */
+	FAB_NAK_OP,         /* the responder failed (remote operation error) */
+	FAB_NO_ANSWER,      /* no QP took the packet: the requester times out */
+};
+
+struct fab_response {
+	enum fab_ack ack;
+	void *read_into;            /* READ: the requester's bounce buffer, len bytes */
+	uint64_t atomic_orig;       /* atomics: the value before */
+};
+
+/* The receiver of a QP: called by fab_transmit without the fabric's lock,
+ * with `owner` as registered. It fills resp (ack is FAB_NO_ANSWER when
+ * called, for a packet the QP silently drops). */
+typedef void (*fab_receiver)(void *owner, const struct fab_packet *pkt, struct fab_response *resp);
+
+/* Carry pkt to the QP dst_qpn on the device that holds dgid, or to every
+ * QP attached to a multicast dgid, and return the answer (FAB_NO_ANSWER
+ * when no QP takes a unicast packet; FAB_ACK for multicast, which nobody
+ * answers). In-process, the caller holds the verbs lock across the call,
+ * so no receiver goes away during it. */
+void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp);
+bool fab_gid_is_multicast(const union ibv_gid *gid);
+/* ibv_attach_mcast / ibv_detach_mcast: -EINVAL for an unknown QP or a
+ * group the QP is not in. */
+int fab_mcast_attach(uint32_t qpn, const union ibv_gid *gid);
+int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid);
+
 /* The QPs of the fabric, by number: what the mock knows of each beyond
- * the verbs objects, so that the control API and later a transport can
- * find it. QP numbers are 24-bit and unique in the process. */
-int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, uint32_t *qpn);
+ * the verbs objects, so that the wire and the control API find it. QP
+ * numbers are 24-bit and unique on the fabric. */
+int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, fab_receiver receive,
+		  uint32_t *qpn);
 void fab_qp_destroy(uint32_t qpn);
-/* The verbs object that registered qpn (for the in-process data path). */
-void *fab_qp_owner(uint32_t qpn);
+/* A new SRQ's number, unique on the fabric (XRC packets name it). */
+int fab_srq_number(uint32_t *srqn);
 /* After a successful modify: the new state, and the remote QP number once
  * RTR sets it (0 keeps what is known). RESET forgets the UDP source port. */
 void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn);

@@ -1,6 +1,11 @@
-/* The fabric's registry of QPs: number, device, state, remote QP number and
- * the UDP source port RoCE v2 packets would carry. */
+/* The fabric's QPs and the wire between them: each QP's number, device,
+ * state, remote QP number and the UDP source port RoCE v2 packets would
+ * carry; multicast groups; and fab_transmit, which carries one packet from
+ * a requester to the QP (or the group) it is for and brings the answer
+ * back. The receiving side is the verbs layer that registered the QP: the
+ * fabric only finds it, as a network finds a host. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "control/mock.h"
@@ -18,8 +23,8 @@ struct fab_qp {
 	bool sport_set;
 	uint16_t sport;
 	void *owner;
+	fab_receiver receive;
 };
-
 #define QP_BUCKETS 256
 static struct fab_qp *qps[QP_BUCKETS];
 static uint32_t next_qpn = QPN_FIRST;
@@ -33,7 +38,8 @@ static struct fab_qp **qp_slot(uint32_t qpn)
 	return pos;
 }
 
-int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, uint32_t *qpn)
+int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, fab_receiver receive,
+		  uint32_t *qpn)
 {
 	struct fab_qp *qp = calloc(1, sizeof *qp);
 
@@ -50,6 +56,7 @@ int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, uint3
 	qp->type = type;
 	qp->state = IBV_QPS_RESET;
 	qp->owner = owner;
+	qp->receive = receive;
 	qp->next = qps[qp->qpn % QP_BUCKETS];
 	qps[qp->qpn % QP_BUCKETS] = qp;
 	*qpn = qp->qpn;
@@ -57,6 +64,10 @@ int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, uint3
 	return 0;
 }
 
+static void mcast_forget_qp(uint32_t qpn);
+
+/* The QP leaves its multicast groups with it, as a destroyed QP is
+ * detached by the kernel. */
 void fab_qp_destroy(uint32_t qpn)
 {
 	struct fab_qp **pos, *qp;
@@ -66,18 +77,9 @@ void fab_qp_destroy(uint32_t qpn)
 	qp = *pos;
 	if (qp)
 		*pos = qp->next;
+	mcast_forget_qp(qpn);
 	fab_unlock();
 	free(qp);
-}
-
-void *fab_qp_owner(uint32_t qpn)
-{
-	struct fab_qp *qp;
-
-	fab_lock();
-	qp = *qp_slot(qpn);
-	fab_unlock();
-	return qp ? qp->owner : NULL;
 }
 
 void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn)
@@ -135,4 +137,163 @@ int fab_qp_udp_sport(uint32_t qpn, uint16_t *port)
 		*port = qp->sport_set ? qp->sport : derived_sport(qp->qpn, qp->dest_qpn);
 	fab_unlock();
 	return qp ? 0 : -ENOENT;
+}
+
+/* ---------------------------------------------------------------- multicast */
+
+/* The QPs attached to one multicast GID, anywhere on the fabric: every
+ * device is on the one network, and a group reaches all its members. */
+struct fab_mcast {
+	struct fab_mcast *next;
+	union ibv_gid gid;
+	uint32_t qpn;
+};
+
+static struct fab_mcast *mcasts;
+
+static struct fab_mcast **mcast_find(const union ibv_gid *gid, uint32_t qpn)
+{
+	struct fab_mcast **pos;
+
+	for (pos = &mcasts; *pos; pos = &(*pos)->next)
+		if ((*pos)->qpn == qpn && !memcmp(&(*pos)->gid, gid, sizeof *gid))
+			break;
+	return pos;
+}
+
+int fab_mcast_attach(uint32_t qpn, const union ibv_gid *gid)
+{
+	struct fab_mcast *m;
+	int err = 0;
+
+	fab_lock();
+	if (!*qp_slot(qpn)) {
+		err = -EINVAL;
+	} else if (!*mcast_find(gid, qpn)) {
+		m = calloc(1, sizeof *m);
+		if (m) {
+			m->gid = *gid;
+			m->qpn = qpn;
+			m->next = mcasts;
+			mcasts = m;
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	fab_unlock();
+	return err;
+}
+
+int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid)
+{
+	struct fab_mcast **pos, *m;
+
+	fab_lock();
+	pos = mcast_find(gid, qpn);
+	m = *pos;
+	if (m)
+		*pos = m->next;
+	fab_unlock();
+	free(m);
+	return m ? 0 : -EINVAL;
+}
+
+static void mcast_forget_qp(uint32_t qpn)
+{
+	struct fab_mcast **pos = &mcasts;
+
+	while (*pos) {
+		struct fab_mcast *m = *pos;
+
+		if (m->qpn == qpn) {
+			*pos = m->next;
+			free(m);
+		} else {
+			pos = &m->next;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- the wire */
+
+bool fab_gid_is_multicast(const union ibv_gid *gid)
+{
+	/* An IPv6 multicast address, or an IPv4 one as ::ffff:224.0.0.0/4. */
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (gid->raw[0] == 0xff)
+		return true;
+	return !memcmp(gid->raw, v4mapped, sizeof v4mapped) && (gid->raw[12] & 0xf0) == 0xe0;
+}
+
+/* Whom a unicast packet reaches: the QP of that number, on a device that
+ * holds the destination GID. */
+static struct fab_qp *unicast_target(const struct fab_packet *pkt)
+{
+	struct fab_qp *qp = *qp_slot(pkt->dst_qpn);
+
+	if (!qp || !topology_device_has_gid(qp->dev_serial, &pkt->dgid))
+		return NULL;
+	return qp;
+}
+
+void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
+{
+	struct fab_qp *qp;
+	uint32_t *members = NULL;
+	size_t n = 0, cap = 0;
+
+	resp->ack = FAB_NO_ANSWER;
+	resp->atomic_orig = 0;
+	fab_lock();
+	if (!fab_gid_is_multicast(&pkt->dgid)) {
+		qp = unicast_target(pkt);
+		fab_unlock();
+		/* The receiver runs without the fabric's lock: it may call in. */
+		if (qp)
+			qp->receive(qp->owner, pkt, resp);
+		return;
+	}
+	/* A copy for every member; the lock is dropped while they take it,
+	 * so the members are looked up again one by one. */
+	for (struct fab_mcast *m = mcasts; m; m = m->next) {
+		if (memcmp(&m->gid, &pkt->dgid, sizeof m->gid))
+			continue;
+		if (n == cap) {
+			uint32_t *more = realloc(members, (cap = cap ? 2 * cap : 8) * sizeof *members);
+
+			if (!more) {
+				mock_log("out of memory: a multicast packet reached only %zu members", n);
+				break;
+			}
+			members = more;
+		}
+		members[n++] = m->qpn;
+	}
+	fab_unlock();
+	for (size_t i = 0; i < n; i++) {
+		struct fab_response r = { .ack = FAB_NO_ANSWER };
+
+		fab_lock();
+		qp = *qp_slot(members[i]);
+		fab_unlock();
+		if (qp && qp->receive)
+			qp->receive(qp->owner, pkt, &r);
+	}
+	free(members);
+	resp->ack = FAB_ACK; /* UD: the sender never hears back */
+}
+
+/* SRQ numbers, which XRC packets name, are the fabric's too. */
+int fab_srq_number(uint32_t *srqn)
+{
+	static uint32_t next_srqn = 1;
+
+	fab_lock();
+	*srqn = next_srqn;
+	next_srqn = (next_srqn + 1) & QPN_MASK;
+	if (!next_srqn)
+		next_srqn = 1;
+	fab_unlock();
+	return 0;
 }

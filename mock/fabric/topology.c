@@ -496,28 +496,58 @@ int fab_device_by_guid(__be64 guid, struct fab_device_info *out)
 	return dev ? 0 : -ENODEV;
 }
 
-int fab_device_gid(unsigned serial, int index, union ibv_gid *gid)
+/* The GID table of a device's port, as the kernel's roce_gid_mgmt fills
+ * it: the default GID (link-local, interface id from the GUID), then one
+ * GID per address (IPv4 as ::ffff:a.b.c.d), each once for every RoCE
+ * version the device speaks: rxe speaks v2 only; mlx5 speaks v1 and v2,
+ * each address at an even index as v1 and at the odd one after it as v2. */
+static int gid_versions(const struct fab_device *dev)
 {
-	struct fab_device *dev;
-	int err = 0;
+	return dev->personality == RDMAMOCK_MLX5 ? 2 : 1;
+}
 
-	fab_lock();
-	dev = by_serial(serial);
-	if (!dev) {
-		err = -ENODEV;
-	} else if (index < 0 || index > dev->naddrs) {
-		err = -EINVAL;
-	} else if (index == 0) {
-		/* The default GID: link-local, interface id from the GUID. */
+static int gid_entry(const struct fab_device *dev, int index, union ibv_gid *gid,
+		     enum ibv_gid_type *type)
+{
+	int per = gid_versions(dev), slot = index / per;
+
+	if (index < 0 || slot > dev->naddrs)
+		return -ENODATA;
+	if (slot == 0) {
 		memset(gid, 0, sizeof *gid);
 		gid->raw[0] = 0xfe;
 		gid->raw[1] = 0x80;
 		memcpy(&gid->raw[8], &dev->guid, 8);
 	} else {
-		fab_addr_to_gid((struct sockaddr *)&dev->addrs[index - 1], gid);
+		fab_addr_to_gid((struct sockaddr *)&dev->addrs[slot - 1], gid);
 	}
+	*type = per == 2 && index % 2 == 0 ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
+	return 0;
+}
+
+int fab_device_gid(unsigned serial, int index, union ibv_gid *gid, enum ibv_gid_type *type)
+{
+	struct fab_device *dev;
+	enum ibv_gid_type t;
+	int err;
+
+	fab_lock();
+	dev = by_serial(serial);
+	err = dev ? gid_entry(dev, index, gid, type ? type : &t) : -ENODEV;
 	fab_unlock();
 	return err;
+}
+
+bool topology_device_has_gid(unsigned serial, const union ibv_gid *gid)
+{
+	struct fab_device *dev = by_serial(serial);
+	enum ibv_gid_type type;
+	union ibv_gid g;
+
+	for (int i = 0; dev && gid_entry(dev, i, &g, &type) == 0; i++)
+		if (!memcmp(&g, gid, sizeof g))
+			return true;
+	return false;
 }
 
 int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on)
@@ -542,10 +572,11 @@ int fab_device_caps(unsigned serial, uint32_t *caps)
 	return dev ? 0 : -ENODEV;
 }
 
+/* The RoCE v2 entry of one of the device's addresses: the one the CM uses. */
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr)
 {
 	for (int i = 0; dev && i < dev->naddrs; i++)
 		if (fab_addr_equal((const struct sockaddr *)&dev->addrs[i], addr))
-			return i + 1;
+			return (i + 1) * gid_versions(dev) + gid_versions(dev) - 1;
 	return -1;
 }

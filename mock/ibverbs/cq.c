@@ -112,42 +112,108 @@ static int ring_size(int cqe)
 	return n - 1;
 }
 
-MOCK_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-					 struct ibv_comp_channel *channel, int comp_vector)
+/* The completion fields each device can report through the polling API:
+ * rxe the standard ones; mlx5 the device clock's timestamp too. */
+static uint64_t wc_flags_supported(const struct verbs_profile *p)
+{
+	return IBV_WC_STANDARD_FLAGS | (p->completion_timestamp ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP : 0);
+}
+
+/* What uverbs and the drivers refuse: 0 when the CQ may be made. */
+static int check_cq(struct mock_context *mc, const struct ibv_cq_init_attr_ex *attr)
+{
+	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	struct ibv_context *context = &mc->vctx.context;
+	int cqe = (int)attr->cqe;
+
+	if (attr->channel)
+		channel_of(attr->channel, "ibv_create_cq");
+	/* rxe refuses an empty CQ; mlx5 rounds 0 up to a one-entry ring. */
+	if (attr->cqe > (uint32_t)p->max_cqe || (cqe == 0 && mc->mdev->personality != RDMAMOCK_MLX5) ||
+	    attr->comp_vector >= (uint32_t)context->num_comp_vectors ||
+	    (attr->channel && attr->channel->context != context))
+		return EINVAL;
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
+		return EINVAL;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) && attr->parent_domain) {
+		mock_log("ibv_create_cq_ex: parent domains are not modelled by the mock");
+		return EOPNOTSUPP;
+	}
+	if (attr->wc_flags & ~wc_flags_supported(p))
+		return EOPNOTSUPP;
+	return 0;
+}
+
+static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr,
+				 bool extended)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_create_cq");
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
-	struct mock_cq *mcq;
+	struct ibv_comp_channel *channel = attr->channel;
+	struct mock_cq *mcq = NULL;
+	int err = check_cq(mc, attr);
 
-	FAULT_NULL(LIB, "ibv_create_cq");
-	if (channel)
-		channel_of(channel, "ibv_create_cq");
-	/* rxe refuses an empty CQ; mlx5 rounds 0 up to a one-entry ring. */
-	if (cqe < 0 || cqe > p->max_cqe || (cqe == 0 && mc->mdev->personality != RDMAMOCK_MLX5) ||
-	    comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
-	    (channel && channel->context != context)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	mcq = calloc(1, sizeof *mcq);
-	if (!mcq) {
-		errno = ENOMEM;
+	if (!err && !(mcq = calloc(1, sizeof *mcq)))
+		err = ENOMEM;
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	mcq->magic = VERBS_CQ_MAGIC;
-	mcq->cq.cqe = ring_size(cqe ? cqe : 1);
+	mcq->cq.cqe = ring_size(attr->cqe ? (int)attr->cqe : 1);
 	/* What libibverbs' verbs_init_cq sets. */
 	mcq->cq.context = context;
 	mcq->cq.channel = channel;
-	mcq->cq.cq_context = cq_context;
+	mcq->cq.cq_context = attr->cq_context;
 	pthread_mutex_init(&mcq->cq.mutex, NULL);
 	pthread_cond_init(&mcq->cq.cond, NULL);
+	if (extended) {
+		mcq->extended = true;
+		mcq->wc_flags = attr->wc_flags;
+		verbs_cq_ex_init(mcq);
+	}
 	if (channel) {
 		pthread_mutex_lock(&context->mutex);
 		channel->refcnt++;
 		pthread_mutex_unlock(&context->mutex);
 	}
-	return &mcq->cq;
+	return mcq;
+}
+
+MOCK_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+					 struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = (uint32_t)cqe,
+		.cq_context = cq_context,
+		.channel = channel,
+		.comp_vector = (uint32_t)comp_vector,
+	};
+	struct mock_cq *mcq;
+
+	verbs_context_of(context, "ibv_create_cq");
+	FAULT_NULL(LIB, "ibv_create_cq");
+	if (cqe < 0 || comp_vector < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mcq = create_cq(context, &attr, false);
+	return mcq ? &mcq->cq : NULL;
+}
+
+/* verbs_context's create_cq_ex, behind the header's ibv_create_cq_ex. */
+struct ibv_cq_ex *verbs_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct mock_cq *mcq;
+
+	verbs_context_of(context, "ibv_create_cq_ex");
+	if (mock_fault(FAULT_NAME(LIB, "ibv_create_cq_ex"), &errno))
+		return NULL;
+	MOCK_REQUIRE(attr, "ibv_create_cq_ex", "cq_attr is NULL (upstream dereferences it)");
+	mcq = create_cq(context, attr, true);
+	return mcq ? &mcq->cqx : NULL;
 }
 
 /* Unlink and free the queued events of cq: the kernel drops a CQ's unread
@@ -169,40 +235,23 @@ static void drop_events(struct mock_channel *mch, struct mock_cq *cq)
 	}
 }
 
-/* Upstream blocks until every event it read for the CQ is acked; so do we,
- * but we say so if it takes long, since that is usually a missing ack. */
-static void wait_for_acks(struct ibv_cq *cq, uint32_t reported)
-{
-	struct timespec deadline;
-	bool said = false;
-
-	pthread_mutex_lock(&cq->mutex);
-	while (cq->comp_events_completed != reported) {
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += 2;
-		if (pthread_cond_timedwait(&cq->cond, &cq->mutex, &deadline) && !said) {
-			mock_log("ibv_destroy_cq(%p): waiting for %u unacknowledged event(s) of this CQ; upstream blocks here too",
-				 (void *)cq, reported - cq->comp_events_completed);
-			said = true;
-		}
-	}
-	pthread_mutex_unlock(&cq->mutex);
-}
-
 MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_destroy_cq");
 	struct ibv_comp_channel *channel = cq->channel;
-	uint32_t reported;
+	uint32_t reported, async_reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
 	pthread_mutex_lock(&verbs_lock);
-	if (mcq->users) { /* ib_destroy_cq_user: a QP still uses it */
+	if (mcq->users) { /* ib_destroy_cq_user: a QP or an SRQ still uses it */
 		pthread_mutex_unlock(&verbs_lock);
 		return EBUSY;
 	}
 	if (channel)
 		drop_events((struct mock_channel *)channel, mcq);
+	verbs_async_forget(cq->context, cq);
+	free(mcq->current);
+	mcq->current = NULL;
 	while (mcq->head) {
 		struct mock_cqe *e = mcq->head;
 
@@ -211,9 +260,16 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	}
 	mcq->magic = 0;
 	reported = mcq->events_reported;
+	async_reported = mcq->async_reported;
 	pthread_mutex_unlock(&verbs_lock);
 
-	wait_for_acks(cq, reported);
+	/* Upstream blocks until every event it read for the CQ is acked, the
+	 * completion events and the asynchronous ones; so do we, and say so
+	 * if it takes long, since that is usually a missing ack. */
+	verbs_wait_async_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, reported,
+			      "ibv_destroy_cq", cq);
+	verbs_wait_async_acks(&cq->mutex, &cq->cond, &cq->async_events_completed, async_reported,
+			      "ibv_destroy_cq", cq);
 	if (channel) {
 		pthread_mutex_lock(&channel->context->mutex);
 		channel->refcnt--;
@@ -223,6 +279,24 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	pthread_cond_destroy(&cq->cond);
 	free(mcq);
 	return 0;
+}
+
+/* The ring grows or shrinks, but never below what it holds now. */
+MOCK_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_resize_cq");
+	const struct verbs_profile *p;
+	int err = 0;
+
+	FAULT_POSITIVE(LIB, "ibv_resize_cq");
+	p = verbs_profile_of(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality);
+	pthread_mutex_lock(&verbs_lock);
+	if (cqe < 1 || cqe > p->max_cqe || cqe < mcq->count)
+		err = EINVAL;
+	else
+		cq->cqe = ring_size(cqe);
+	pthread_mutex_unlock(&verbs_lock);
+	return err;
 }
 
 MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
@@ -278,25 +352,33 @@ int verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
+struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
+{
+	struct mock_cqe *e = mcq->head;
+
+	if (!e)
+		return NULL;
+	mcq->head = e->next;
+	if (!mcq->head)
+		mcq->tail = NULL;
+	mcq->count--;
+	/* Polling a send completion frees its send-queue slots. */
+	if (e->is_send && e->sq_mark > e->qp->sq_freed)
+		e->qp->sq_freed = e->sq_mark;
+	return e;
+}
+
 int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_poll_cq");
+	struct mock_cqe *e;
 	int n = 0;
 
 	FAULT_MINUS1(LIB, "ibv_poll_cq");
 	MOCK_REQUIRE(wc || num_entries <= 0, "ibv_poll_cq",
 		     "wc is NULL (upstream writes the completions there)");
 	pthread_mutex_lock(&verbs_lock);
-	while (n < num_entries && mcq->head) {
-		struct mock_cqe *e = mcq->head;
-
-		mcq->head = e->next;
-		if (!mcq->head)
-			mcq->tail = NULL;
-		mcq->count--;
-		/* Polling a send completion frees its send-queue slots. */
-		if (e->is_send && e->sq_mark > e->qp->sq_freed)
-			e->qp->sq_freed = e->sq_mark;
+	while (n < num_entries && (e = verbs_cq_pop(mcq))) {
 		wc[n++] = e->wc;
 		free(e);
 	}
@@ -329,6 +411,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	e->qp = qp;
 	e->is_send = is_send;
 	e->sq_mark = sq_mark;
+	e->timestamp = verbs_device_clock(cq->cq.context);
 	if (cq->tail)
 		cq->tail->next = e;
 	else

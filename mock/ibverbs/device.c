@@ -1,23 +1,32 @@
-/* libibverbs: device list, contexts, device and port queries, GIDs and
- * protection domains, backed by the fabric's topology. MRs, CQs, QPs and
- * the data path are in mr.c, cq.c, qp.c and post.c. */
+/* libibverbs: device list, contexts, device and port queries, GIDs,
+ * P_Keys, the device's sysfs files and protection domains, backed by the
+ * fabric's topology. MRs, CQs, QPs, SRQs, AHs and the data path are in the
+ * other files of mock/ibverbs/. */
+#include <fcntl.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "verbs.h"
 
 #define LIB "ibverbs"
 
+/* What the mock models, each device as honestly as it can: flags for
+ * what the mock does not do (memory windows, fast registration, raw
+ * packet QPs) are not reported. */
+#define CAP_FLAGS (IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_PORT_ACTIVE_EVENT | \
+		   IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN)
+
 static const struct verbs_profile profiles[] = {
 	[RDMAMOCK_MLX5] = {
 		.fw_ver = "16.35.2000",
 		.vendor_id = 0x02c9,
 		.vendor_part_id = 4119,
+		.hw_ver = 0,
 		.max_qp = 262144,
 		.max_qp_wr = 32768,
 		.max_sge = 30,
@@ -25,19 +34,28 @@ static const struct verbs_profile profiles[] = {
 		.max_cqe = 4194303,
 		.max_mr = 16777216,
 		.max_pd = 16777216,
+		.max_ah = 2147483647,
 		.max_qp_rd_atom = 16,
 		.max_srq = 8388608,
 		.max_srq_wr = 32767,
+		.max_srq_sge = 31,
+		.max_mcast_grp = 2097152,
+		.max_mcast_qp_attach = 240,
 		.max_pkeys = 128,
 		.local_ca_ack_delay = 16,
 		.max_msg_sz = 0x40000000,
 		.gid_tbl_len = 255,
 		.max_inline_data = 912,
+		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_XRC,
+		.xrc = true,
+		.completion_timestamp = true,
+		.hca_core_clock = 156250,
 	},
 	[RDMAMOCK_GENERIC] = {
 		.fw_ver = "0.0.0",
 		.vendor_id = 0xffffff,
 		.vendor_part_id = 0,
+		.hw_ver = 0,
 		.max_qp = 0x10000,
 		.max_qp_wr = 0x4000,
 		.max_sge = 32,
@@ -45,14 +63,19 @@ static const struct verbs_profile profiles[] = {
 		.max_cqe = 0x7fff,
 		.max_mr = 0x40000,
 		.max_pd = 0x7ffc,
+		.max_ah = 0x7ffc,
 		.max_qp_rd_atom = 128,
 		.max_srq = 0x3ffff,
 		.max_srq_wr = 0x4000,
+		.max_srq_sge = 27,
+		.max_mcast_grp = 8192,
+		.max_mcast_qp_attach = 56,
 		.max_pkeys = 64,
 		.local_ca_ack_delay = 15,
 		.max_msg_sz = 0x800000,
 		.gid_tbl_len = 1024,
 		.max_inline_data = 512,
+		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_SRQ_RESIZE,
 	},
 };
 
@@ -68,6 +91,9 @@ pthread_mutex_t verbs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mock_device *devices;
 
+/* What a provider finds where its struct verbs_device keeps its ops. */
+static const char provider_ops_of_the_mock[] = "rdmamock";
+
 static struct mock_device *device_for(const struct fab_device_info *info)
 {
 	struct mock_device *m;
@@ -78,6 +104,7 @@ static struct mock_device *device_for(const struct fab_device_info *info)
 	m = calloc(1, sizeof *m);
 	if (!m)
 		return NULL;
+	m->provider_ops = provider_ops_of_the_mock;
 	m->serial = info->serial;
 	m->personality = info->personality;
 	m->guid = info->guid;
@@ -183,6 +210,7 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct mock_device *m = verbs_device_of(device, "ibv_open_device");
 	struct fab_device_info info;
 	struct mock_context *mc;
+	struct verbs_context *v;
 	int err;
 
 	FAULT_NULL(LIB, "ibv_open_device");
@@ -196,31 +224,53 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENOMEM;
 		return NULL;
 	}
+	v = &mc->vctx;
 	mc->magic = VERBS_CONTEXT_MAGIC;
 	mc->mdev = m;
-	mc->vctx.sz = sizeof mc->vctx;
-	mc->vctx.query_port = query_port_ex;
-	mc->vctx.context.device = &m->dev;
+	v->sz = sizeof *v;
+	/* Every operation the header's inline wrappers reach: the mock's, or
+	 * one that says it is not implemented. */
+	verbs_set_unsupported_ops(v);
+	v->query_port = query_port_ex;
+	v->query_device_ex = verbs_query_device_ex;
+	v->create_cq_ex = verbs_create_cq_ex;
+	v->create_qp_ex = verbs_create_qp_ex;
+	v->create_srq_ex = verbs_create_srq_ex;
+	v->get_srq_num = verbs_get_srq_num;
+	v->open_xrcd = verbs_open_xrcd;
+	v->close_xrcd = verbs_close_xrcd;
+	v->context.device = &m->dev;
 	/* The data path, reached through the header's static inline wrappers
 	 * (ibv_post_send, ibv_poll_cq, ...) as with a real provider. */
-	mc->vctx.context.ops.post_send = verbs_post_send;
-	mc->vctx.context.ops.post_recv = verbs_post_recv;
-	mc->vctx.context.ops.poll_cq = verbs_poll_cq;
-	mc->vctx.context.ops.req_notify_cq = verbs_req_notify_cq;
-	mc->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
-	mc->vctx.context.num_comp_vectors = 1;
-	mc->vctx.context.cmd_fd = -1;
-	/* Asynchronous events never come, but the fd is real and pollable. */
-	mc->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	pthread_mutex_init(&mc->vctx.context.mutex, NULL);
-	return &mc->vctx.context;
+	v->context.ops.post_send = verbs_post_send;
+	v->context.ops.post_recv = verbs_post_recv;
+	v->context.ops.post_srq_recv = verbs_post_srq_recv;
+	v->context.ops.poll_cq = verbs_poll_cq;
+	v->context.ops.req_notify_cq = verbs_req_notify_cq;
+	v->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	v->context.num_comp_vectors = 1;
+	v->context.cmd_fd = -1;
+	v->context.async_fd = verbs_async_fd_open();
+	if (v->context.async_fd < 0) {
+		err = errno;
+		free(mc);
+		errno = err;
+		return NULL;
+	}
+	pthread_mutex_init(&v->context.mutex, NULL);
+	return &v->context;
 }
 
+/* As upstream, objects still open on the context are the caller's to
+ * destroy; the context itself goes. */
 MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_close_device");
 
 	FAULT_MINUS1(LIB, "ibv_close_device");
+	pthread_mutex_lock(&verbs_lock);
+	verbs_async_forget(context, NULL);
+	pthread_mutex_unlock(&verbs_lock);
 	if (context->async_fd >= 0)
 		close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);
@@ -229,12 +279,12 @@ MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 	return 0;
 }
 
-MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+/* ---------------------------------------------------------------- device and port */
+
+static void device_attr(const struct mock_context *mc, struct ibv_device_attr *attr)
 {
-	struct mock_context *mc = verbs_context_of(context, "ibv_query_device");
 	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
 
-	FAULT_POSITIVE(LIB, "ibv_query_device");
 	memset(attr, 0, sizeof *attr);
 	snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", p->fw_ver);
 	attr->node_guid = mc->mdev->guid;
@@ -243,10 +293,10 @@ MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_
 	attr->page_size_cap = 0xfffff000;
 	attr->vendor_id = p->vendor_id;
 	attr->vendor_part_id = p->vendor_part_id;
+	attr->hw_ver = p->hw_ver;
 	attr->max_qp = p->max_qp;
 	attr->max_qp_wr = p->max_qp_wr;
-	attr->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-				 IBV_DEVICE_SYS_IMAGE_GUID;
+	attr->device_cap_flags = p->device_cap_flags;
 	attr->max_sge = p->max_sge;
 	attr->max_sge_rd = p->max_sge;
 	attr->max_cq = p->max_cq;
@@ -257,12 +307,53 @@ MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_
 	attr->max_res_rd_atom = p->max_qp_rd_atom * p->max_qp;
 	attr->max_qp_init_rd_atom = p->max_qp_rd_atom;
 	attr->atomic_cap = IBV_ATOMIC_HCA;
+	attr->max_mcast_grp = p->max_mcast_grp;
+	attr->max_mcast_qp_attach = p->max_mcast_qp_attach;
+	attr->max_total_mcast_qp_attach = p->max_mcast_grp * p->max_mcast_qp_attach;
+	attr->max_ah = p->max_ah;
 	attr->max_srq = p->max_srq;
 	attr->max_srq_wr = p->max_srq_wr;
-	attr->max_srq_sge = p->max_sge;
+	attr->max_srq_sge = p->max_srq_sge;
 	attr->max_pkeys = p->max_pkeys;
 	attr->local_ca_ack_delay = p->local_ca_ack_delay;
 	attr->phys_port_cnt = 1;
+}
+
+MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_query_device");
+
+	FAULT_POSITIVE(LIB, "ibv_query_device");
+	MOCK_REQUIRE(attr, "ibv_query_device", "device_attr is NULL (upstream writes it)");
+	device_attr(mc, attr);
+	return 0;
+}
+
+/* The header's ibv_query_device_ex: the fields up to attr_size, as the
+ * kernel fills them; comp_mask of the input must be 0. */
+int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_query_device_ex");
+	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	struct ibv_device_attr_ex a;
+
+	FAULT_POSITIVE(LIB, "ibv_query_device_ex");
+	MOCK_REQUIRE(attr, "ibv_query_device_ex", "attr is NULL (upstream writes it)");
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof attr->orig_attr)
+		return EINVAL;
+	memset(&a, 0, sizeof a);
+	device_attr(mc, &a.orig_attr);
+	if (p->completion_timestamp) {
+		a.completion_timestamp_mask = (1ull << 48) - 1;
+		a.hca_core_clock = p->hca_core_clock;
+	}
+	a.phys_port_cnt_ex = 1;
+	memcpy(attr, &a, attr_size < sizeof a ? attr_size : sizeof a);
+	if (attr_size > sizeof a)
+		memset((char *)attr + sizeof a, 0, attr_size - sizeof a);
 	return 0;
 }
 
@@ -289,9 +380,12 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 
 	if (mock_fault(FAULT_NAME(LIB, "ibv_query_port"), &errno))
 		return errno;
+	MOCK_REQUIRE(attr, "ibv_query_port", "port_attr is NULL (upstream writes it)");
 	if (port_num != 1)
 		return EINVAL;
 	memcpy(attr, &a, attr_len < sizeof a ? attr_len : sizeof a);
+	if (attr_len > sizeof a)
+		memset((char *)attr + sizeof a, 0, attr_len - sizeof a);
 	return 0;
 }
 
@@ -305,6 +399,23 @@ MOCK_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			     sizeof(struct ibv_port_attr));
 }
 
+/* ---------------------------------------------------------------- GIDs */
+
+int verbs_gid(struct mock_context *mc, uint32_t port, uint32_t index, union ibv_gid *gid,
+	      enum ibv_gid_type *type)
+{
+	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	enum ibv_gid_type t;
+	int err;
+
+	if (port != 1 || index >= (uint32_t)p->gid_tbl_len)
+		return EINVAL;
+	err = fab_device_gid(mc->mdev->serial, (int)index, gid, type ? type : &t);
+	return err == -ENODATA ? ENODATA : -err;
+}
+
+/* An empty entry below gid_tbl_len reads as a zero GID, as upstream keeps
+ * the old API's behaviour; past it, -1 and EINVAL. */
 MOCK_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
 			      union ibv_gid *gid)
 {
@@ -312,11 +423,195 @@ MOCK_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int
 	int err;
 
 	FAULT_MINUS1(LIB, "ibv_query_gid");
-	if (port_num != 1)
-		return mock_errno(EINVAL);
-	err = fab_device_gid(mc->mdev->serial, index, gid);
-	return err ? mock_errno(-err) : 0;
+	MOCK_REQUIRE(gid, "ibv_query_gid", "gid is NULL (upstream writes it)");
+	err = index < 0 ? EINVAL : verbs_gid(mc, port_num, (uint32_t)index, gid, NULL);
+	if (err == ENODATA) {
+		memset(gid, 0, sizeof *gid);
+		return 0;
+	}
+	return err ? mock_errno(err) : 0;
 }
+
+/* libibverbs' private query of a GID's RoCE version (enum
+ * ibv_gid_type_sysfs: 0 IB/RoCE v1, 1 RoCE v2); an empty entry reads as v1. */
+MOCK_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+				   unsigned int index, int *type)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_query_gid_type");
+	enum ibv_gid_type t;
+	union ibv_gid gid;
+	int err;
+
+	FAULT_MINUS1(LIB, "ibv_query_gid_type");
+	MOCK_REQUIRE(type, "ibv_query_gid_type", "type is NULL (upstream writes it)");
+	err = verbs_gid(mc, port_num, index, &gid, &t);
+	if (err == ENODATA) {
+		*type = 0;
+		return 0;
+	}
+	if (err)
+		return mock_errno(err);
+	*type = t == IBV_GID_TYPE_ROCE_V2 ? 1 : 0;
+	return 0;
+}
+
+static void gid_entry(struct mock_context *mc, uint32_t index, const union ibv_gid *gid,
+		      enum ibv_gid_type type, struct ibv_gid_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	e->gid = *gid;
+	e->gid_index = index;
+	e->port_num = 1;
+	e->gid_type = type;
+	/* The mock's devices have no netdev in this network namespace. */
+	e->ndev_ifindex = 0;
+}
+
+/* ibv_query_gid_ex: 0, or ENODATA for an empty entry, EINVAL past the
+ * table or with flags. */
+MOCK_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				  uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
+				  size_t entry_size)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_query_gid_ex");
+	enum ibv_gid_type type;
+	struct ibv_gid_entry e;
+	union ibv_gid gid;
+	int err;
+
+	FAULT_POSITIVE(LIB, "ibv_query_gid_ex");
+	MOCK_REQUIRE(entry, "ibv_query_gid_ex", "entry is NULL (upstream writes it)");
+	if (flags || entry_size < sizeof e)
+		return EINVAL;
+	err = verbs_gid(mc, port_num, gid_index, &gid, &type);
+	if (err)
+		return err;
+	gid_entry(mc, gid_index, &gid, type, &e);
+	memcpy(entry, &e, sizeof e);
+	return 0;
+}
+
+/* ibv_query_gid_table: the valid entries of every port, their count, or
+ * -EINVAL when max_entries cannot hold them (or with flags). */
+MOCK_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+					 size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_query_gid_table");
+	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	enum ibv_gid_type type;
+	union ibv_gid gid;
+	size_t n = 0;
+
+	if (mock_fault(FAULT_NAME(LIB, "ibv_query_gid_table"), &errno))
+		return -errno;
+	if (flags || entry_size < sizeof(struct ibv_gid_entry))
+		return -EINVAL;
+	for (uint32_t i = 0; i < (uint32_t)p->gid_tbl_len; i++) {
+		if (verbs_gid(mc, 1, i, &gid, &type))
+			continue;
+		if (n == max_entries)
+			return -EINVAL;
+		MOCK_REQUIRE(entries, "ibv_query_gid_table", "entries is NULL (upstream writes them)");
+		gid_entry(mc, i, &gid, type, (struct ibv_gid_entry *)((char *)entries + n * entry_size));
+		n++;
+	}
+	return (ssize_t)n;
+}
+
+/* ---------------------------------------------------------------- P_Keys */
+
+/* The port's P_Key table as sysfs shows it: the default full-member key
+ * 0xffff at index 0, the rest empty (0x0000); past the table, -1 and
+ * ENOENT, as reading a file that is not there. */
+MOCK_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+			       __be16 *pkey)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_query_pkey");
+	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+
+	FAULT_MINUS1(LIB, "ibv_query_pkey");
+	MOCK_REQUIRE(pkey, "ibv_query_pkey", "pkey is NULL (upstream writes it)");
+	if (port_num != 1 || index < 0 || index >= p->max_pkeys)
+		return mock_errno(ENOENT);
+	*pkey = index == 0 ? htobe16(0xffff) : 0;
+	return 0;
+}
+
+MOCK_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	__be16 p;
+	int ret;
+
+	FAULT_MINUS1(LIB, "ibv_get_pkey_index");
+	for (int i = 0;; i++) {
+		ret = ibv_query_pkey(context, port_num, i, &p);
+		if (ret < 0)
+			return ret;
+		if (p == pkey)
+			return i;
+	}
+}
+
+/* ---------------------------------------------------------------- sysfs */
+
+/* The files of a mock device's sysfs directory that programs read; any
+ * other path is read from the real file system, as upstream does. */
+static int device_file(const char *dir, const char *file, char *text, size_t size)
+{
+	struct mock_device *m;
+	int n = -1;
+
+	pthread_mutex_lock(&devices_lock);
+	for (m = devices; m && strcmp(dir, m->dev.ibdev_path); m = m->next)
+		;
+	if (m && !strcmp(file, "board_id") && m->personality == RDMAMOCK_MLX5)
+		n = snprintf(text, size, "MT_0000000008");
+	else if (m && !strcmp(file, "node_type"))
+		n = snprintf(text, size, "1: CA");
+	else if (m)
+		n = 0; /* a device directory, but no such file */
+	pthread_mutex_unlock(&devices_lock);
+	return n;
+}
+
+/* Like upstream: the length read, the text NUL-terminated without its
+ * newline; -1 when the file cannot be read or does not fit. */
+MOCK_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[4096], text[256];
+	ssize_t len;
+	int fd, n;
+
+	MOCK_REQUIRE(dir && file && buf, "ibv_read_sysfs_file",
+		     "dir, file or buf is NULL (upstream dereferences them)");
+	n = device_file(dir, file, text, sizeof text);
+	if (n == 0)
+		return mock_errno(ENOENT);
+	if (n > 0) {
+		if ((size_t)n >= size)
+			return -1;
+		memcpy(buf, text, (size_t)n + 1);
+		return n;
+	}
+	if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path)
+		return mock_errno(ENAMETOOLONG);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size);
+	close(fd);
+	if (len > 0) {
+		if (buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		else if ((size_t)len < size)
+			buf[len] = '\0';
+		else
+			return -1;
+	}
+	return (int)len;
+}
+
+/* ---------------------------------------------------------------- PDs */
 
 struct mock_pd *verbs_pd_of(struct ibv_pd *pd, const char *call)
 {

@@ -172,3 +172,64 @@ void *verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t le
 		return NULL;
 	return (char *)m->mr.addr + (addr - m->iova);
 }
+
+/* libibverbs' checks, then the device's: mlx5 changes the translation, the
+ * PD and the access of a live region (keys kept); rdma-core 44's rxe
+ * provider has no rereg op, so libibverbs' dummy refuses it there
+ * (IBV_REREG_MR_ERR_CMD, errno EOPNOTSUPP). */
+MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+			     size_t length, int access)
+{
+	struct mock_mr *m = (struct mock_mr *)mr;
+	struct mock_pd *to = NULL;
+	int err = 0;
+
+	MOCK_REQUIRE(mr, "ibv_rereg_mr", "mr is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_rereg_mr",
+		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
+	if (mock_fault(FAULT_NAME(LIB, "ibv_rereg_mr"), &errno))
+		return IBV_REREG_MR_ERR_CMD;
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!length || !addr)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (verbs_context_of(mr->context, "ibv_rereg_mr")->mdev->personality != RDMAMOCK_MLX5) {
+		errno = EOPNOTSUPP;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		to = verbs_pd_of(pd, "ibv_rereg_mr");
+		if (pd->context != mr->context)
+			err = EINVAL;
+	}
+	/* uverbs refuses a rereg that changes nothing. */
+	if (!err && !flags)
+		err = EINVAL;
+	if (!err && (flags & IBV_REREG_MR_CHANGE_ACCESS))
+		err = check_access((unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE);
+	if (!err && (flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+	    ((uintptr_t)addr + length < (uintptr_t)addr || !mapped(addr, length)))
+		err = EFAULT;
+	if (err) {
+		errno = err;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	pthread_mutex_lock(&verbs_lock);
+	if (to) {
+		m->mpd->users--;
+		m->mpd = to;
+		to->users++;
+		mr->pd = pd;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		m->access = (unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		m->iova = (uintptr_t)addr;
+		mr->addr = addr;
+		mr->length = length;
+	}
+	pthread_mutex_unlock(&verbs_lock);
+	return 0;
+}

@@ -1,4 +1,4 @@
-/* libibverbs: queue pairs (RC, UC, UD) and their state machine.
+/* libibverbs: queue pairs (RC, UC, UD, XRC) and their state machine.
  *
  * ibv_modify_qp applies the kernel's rules: the transitions and the
  * required and optional attributes of each (qp_state_table and
@@ -15,7 +15,8 @@
 
 /* ---------------------------------------------------------------- transitions */
 
-enum { T_RC, T_UC, T_UD, T_TYPES };
+/* XI: the XRC initiator (IBV_QPT_XRC_SEND), XT: the target (XRC_RECV). */
+enum { T_RC, T_UC, T_UD, T_XI, T_XT, T_TYPES };
 
 struct transition {
 	bool valid;
@@ -27,31 +28,41 @@ struct transition {
 #define INIT_UD    (IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)
 #define RTR_UC     (IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN)
 #define RTR_RC     (RTR_UC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RTR_OPT    (IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX)
 #define RTS_RC     (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | \
 		    IBV_QP_MAX_QP_RD_ATOMIC)
 #define TO_RTS_UC  (IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE)
 #define TO_RTS_RC  (TO_RTS_UC | IBV_QP_MIN_RNR_TIMER)
 #define TO_RTS_UD  (IBV_QP_CUR_STATE | IBV_QP_QKEY)
+#define SQD_SQD_XI (IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+		    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_ALT_PATH | \
+		    IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE)
+#define SQD_SQD_XT (IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_MAX_DEST_RD_ATOMIC | \
+		    IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | \
+		    IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
+#define EVERY(m)   { m, m, m, m, m }
 #define ANY        { .valid = true }
 
 /* Every state may go to RESET, and every state but RESET to ERR. */
 static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = ANY,
-		[IBV_QPS_INIT] = { .valid = true, .required = { INIT_RC_UC, INIT_RC_UC, INIT_UD } },
+		[IBV_QPS_INIT] = {
+			.valid = true,
+			.required = { INIT_RC_UC, INIT_RC_UC, INIT_UD, INIT_RC_UC, INIT_RC_UC },
+		},
 	},
 	[IBV_QPS_INIT] = {
 		[IBV_QPS_RESET] = ANY,
 		[IBV_QPS_ERR] = ANY,
-		[IBV_QPS_INIT] = { .valid = true, .optional = { INIT_RC_UC, INIT_RC_UC, INIT_UD } },
+		[IBV_QPS_INIT] = {
+			.valid = true,
+			.optional = { INIT_RC_UC, INIT_RC_UC, INIT_UD, INIT_RC_UC, INIT_RC_UC },
+		},
 		[IBV_QPS_RTR] = {
 			.valid = true,
-			.required = { RTR_RC, RTR_UC, 0 },
-			.optional = {
-				IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-				IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
-				IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
-			},
+			.required = { RTR_RC, RTR_UC, 0, RTR_UC, RTR_RC },
+			.optional = { RTR_OPT, RTR_OPT, IBV_QP_PKEY_INDEX | IBV_QP_QKEY, RTR_OPT, RTR_OPT },
 		},
 	},
 	[IBV_QPS_RTR] = {
@@ -59,24 +70,27 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 		[IBV_QPS_ERR] = ANY,
 		[IBV_QPS_RTS] = {
 			.valid = true,
-			.required = { RTS_RC, IBV_QP_SQ_PSN, IBV_QP_SQ_PSN },
-			.optional = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD },
+			.required = { RTS_RC, IBV_QP_SQ_PSN, IBV_QP_SQ_PSN, RTS_RC,
+				      IBV_QP_TIMEOUT | IBV_QP_SQ_PSN },
+			.optional = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_UC, TO_RTS_RC },
 		},
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = ANY,
 		[IBV_QPS_ERR] = ANY,
-		[IBV_QPS_RTS] = { .valid = true, .optional = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
-		[IBV_QPS_SQD] = {
+		[IBV_QPS_RTS] = {
 			.valid = true,
-			.optional = { IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY,
-				      IBV_QP_EN_SQD_ASYNC_NOTIFY },
+			.optional = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_UC, TO_RTS_RC },
 		},
+		[IBV_QPS_SQD] = { .valid = true, .optional = EVERY(IBV_QP_EN_SQD_ASYNC_NOTIFY) },
 	},
 	[IBV_QPS_SQD] = {
 		[IBV_QPS_RESET] = ANY,
 		[IBV_QPS_ERR] = ANY,
-		[IBV_QPS_RTS] = { .valid = true, .optional = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD } },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.optional = { TO_RTS_RC, TO_RTS_UC, TO_RTS_UD, TO_RTS_UC, TO_RTS_RC },
+		},
 		[IBV_QPS_SQD] = {
 			.valid = true,
 			.optional = {
@@ -88,6 +102,8 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
 					IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE,
 				IBV_QP_PKEY_INDEX | IBV_QP_QKEY,
+				SQD_SQD_XI,
+				SQD_SQD_XT,
 			},
 		},
 	},
@@ -96,7 +112,7 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 		[IBV_QPS_ERR] = ANY,
 		[IBV_QPS_RTS] = {
 			.valid = true,
-			.optional = { 0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, TO_RTS_UD },
+			.optional = { 0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, TO_RTS_UD, 0, 0 },
 		},
 	},
 	[IBV_QPS_ERR] = {
@@ -107,7 +123,18 @@ static const struct transition transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 
 static int type_index(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_RC ? T_RC : type == IBV_QPT_UC ? T_UC : T_UD;
+	switch (type) {
+	case IBV_QPT_UC:
+		return T_UC;
+	case IBV_QPT_UD:
+		return T_UD;
+	case IBV_QPT_XRC_SEND:
+		return T_XI;
+	case IBV_QPT_XRC_RECV:
+		return T_XT;
+	default:
+		return T_RC;
+	}
 }
 
 /* ib_modify_qp_is_ok. */
@@ -138,43 +165,104 @@ struct mock_qp *verbs_qp_of(struct ibv_qp *qp, const char *call)
 	return mqp;
 }
 
-static int check_init_attr(const struct ibv_qp_init_attr *init, const struct verbs_profile *p)
+/* The send operations ibv_wr_* can post on each device (rxe and mlx5 both
+ * take these; memory windows, invalidation and TSO are not modelled). */
+#define SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+		  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+		  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+#define CREATE_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+/* What each QP type can post (as rxe and mlx5 take them, less memory
+ * windows and invalidation, which the mock does not model). */
+static uint64_t send_ops(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_UD:
+		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	case IBV_QPT_UC:
+		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
+		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	default:
+		return SEND_OPS;
+	}
+}
+
+/* What uverbs and the drivers refuse at creation; 0 when it may go on. */
+static int check_init_attr(const struct ibv_qp_init_attr_ex *init, const struct verbs_profile *p,
+			   struct ibv_context *ctx)
 {
 	const struct ibv_qp_cap *cap = &init->cap;
+	enum ibv_qp_type type = init->qp_type;
+	bool xrc = type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
 
-	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD) {
-		mock_log("ibv_create_qp: QP type %d is not modelled by the mock", (int)init->qp_type);
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD && !xrc) {
+		mock_log("ibv_create_qp: QP type %d is not modelled by the mock", (int)type);
 		return EOPNOTSUPP;
 	}
-	if (cap->max_send_wr > (uint32_t)p->max_qp_wr || cap->max_recv_wr > (uint32_t)p->max_qp_wr ||
-	    cap->max_send_sge > (uint32_t)p->max_sge || cap->max_recv_sge > (uint32_t)p->max_sge ||
+	if (init->comp_mask & ~(uint32_t)CREATE_MASK) {
+		mock_log("ibv_create_qp_ex: comp_mask 0x%x asks for what the mock does not model",
+			 init->comp_mask);
+		return EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return EINVAL;
+	if (xrc && !p->xrc)
+		return EOPNOTSUPP; /* rxe has no XRC */
+	if (type == IBV_QPT_XRC_RECV) {
+		if (!(init->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !init->xrcd)
+			return EINVAL;
+		if (init->xrcd->context != ctx)
+			return EINVAL;
+		return 0;
+	}
+	if (!(init->comp_mask & IBV_QP_INIT_ATTR_PD) || !init->pd || init->pd->context != ctx)
+		return EINVAL;
+	if ((init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (init->send_ops_flags & ~send_ops(type))) {
+		mock_log("ibv_create_qp_ex: send_ops_flags 0x%llx: the mock posts only 0x%llx on this QP type",
+			 (unsigned long long)init->send_ops_flags, (unsigned long long)send_ops(type));
+		return EOPNOTSUPP;
+	}
+	if (cap->max_send_wr > (uint32_t)p->max_qp_wr || cap->max_send_sge > (uint32_t)p->max_sge ||
 	    cap->max_inline_data > p->max_inline_data)
+		return EINVAL;
+	/* The receive side is the SRQ's when there is one. */
+	if (!init->srq && type != IBV_QPT_XRC_SEND &&
+	    (cap->max_recv_wr > (uint32_t)p->max_qp_wr || cap->max_recv_sge > (uint32_t)p->max_sge))
+		return EINVAL;
+	/* libibverbs passes send_cq->handle and recv_cq->handle to the kernel. */
+	MOCK_REQUIRE(init->send_cq && (init->recv_cq || type == IBV_QPT_XRC_SEND), "ibv_create_qp",
+		     "send_cq or recv_cq is NULL (upstream dereferences both)");
+	if (init->send_cq->context != ctx || (init->recv_cq && init->recv_cq->context != ctx))
+		return EINVAL;
+	if (init->srq && (type == IBV_QPT_XRC_SEND || init->srq->context != ctx))
 		return EINVAL;
 	return 0;
 }
 
-MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
+/* Take the objects the QP holds, or give them back. */
+static void hold(struct mock_qp *mqp, int step)
+{
+	if (mqp->mpd)
+		mqp->mpd->users += step;
+	if (mqp->scq)
+		mqp->scq->users += step;
+	if (mqp->rcq)
+		mqp->rcq->users += step;
+	if (mqp->srq)
+		mqp->srq->users += step;
+	if (mqp->xrcd)
+		mqp->xrcd->users += step;
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *init)
 {
 	static uint32_t next_handle;
-	struct mock_pd *mpd = verbs_pd_of(pd, "ibv_create_qp");
-	struct mock_context *mc = verbs_context_of(pd->context, "ibv_create_qp");
-	struct mock_cq *scq, *rcq;
+	struct mock_context *mc = verbs_context_of(ctx, "ibv_create_qp");
 	struct mock_qp *mqp;
 	int err;
 
-	FAULT_NULL(LIB, "ibv_create_qp");
-	MOCK_REQUIRE(init, "ibv_create_qp", "qp_init_attr is NULL (upstream dereferences it)");
-	/* libibverbs passes send_cq->handle and recv_cq->handle to the kernel. */
-	MOCK_REQUIRE(init->send_cq && init->recv_cq, "ibv_create_qp",
-		     "send_cq or recv_cq is NULL (upstream dereferences both)");
-	MOCK_REQUIRE(!init->srq, "ibv_create_qp", "srq %p: the mock has no SRQs", (void *)init->srq);
-	scq = verbs_cq_of(init->send_cq, "ibv_create_qp");
-	rcq = verbs_cq_of(init->recv_cq, "ibv_create_qp");
-	err = check_init_attr(init, verbs_profile_of(mc->mdev->personality));
-	/* A CQ of another context is not a handle this context knows. */
-	if (!err && (scq->cq.context != pd->context || rcq->cq.context != pd->context))
-		err = EINVAL;
+	err = check_init_attr(init, verbs_profile_of(mc->mdev->personality), ctx);
 	if (!err && !(mqp = calloc(1, sizeof *mqp)))
 		err = ENOMEM;
 	if (err) {
@@ -184,31 +272,45 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	mqp->magic = VERBS_QP_MAGIC;
 	mqp->dev_serial = mc->mdev->serial;
 	mqp->personality = mc->mdev->personality;
-	mqp->mpd = mpd;
-	mqp->scq = scq;
-	mqp->rcq = rcq;
 	mqp->state = IBV_QPS_RESET;
 	mqp->cap = init->cap;
 	mqp->sq_sig_all = init->sq_sig_all;
+	if (init->qp_type == IBV_QPT_XRC_RECV) {
+		mqp->xrcd = (struct mock_xrcd *)init->xrcd;
+		memset(&mqp->cap, 0, sizeof mqp->cap);
+	} else {
+		mqp->mpd = verbs_pd_of(init->pd, "ibv_create_qp");
+		mqp->scq = verbs_cq_of(init->send_cq, "ibv_create_qp");
+		if (init->qp_type != IBV_QPT_XRC_SEND) {
+			mqp->rcq = verbs_cq_of(init->recv_cq, "ibv_create_qp");
+			mqp->srq = init->srq ? verbs_srq_of(init->srq, "ibv_create_qp") : NULL;
+		}
+		/* A QP on an SRQ has no receive queue of its own. */
+		if (mqp->srq || init->qp_type == IBV_QPT_XRC_SEND)
+			mqp->cap.max_recv_wr = mqp->cap.max_recv_sge = 0;
+	}
 	/* What libibverbs sets on a new QP. */
-	mqp->qp.context = pd->context;
+	mqp->qp.context = ctx;
 	mqp->qp.qp_context = init->qp_context;
-	mqp->qp.pd = pd;
-	mqp->qp.send_cq = init->send_cq;
-	mqp->qp.recv_cq = init->recv_cq;
+	mqp->qp.pd = mqp->mpd ? &mqp->mpd->pd : NULL;
+	mqp->qp.send_cq = mqp->scq ? &mqp->scq->cq : NULL;
+	mqp->qp.recv_cq = mqp->rcq ? &mqp->rcq->cq : NULL;
+	mqp->qp.srq = mqp->srq ? &mqp->srq->srq : NULL;
 	mqp->qp.qp_type = init->qp_type;
 	mqp->qp.state = IBV_QPS_RESET;
 	mqp->qp.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
 	pthread_mutex_init(&mqp->qp.mutex, NULL);
 	pthread_cond_init(&mqp->qp.cond, NULL);
+	if (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		mqp->extended = true;
+		mqp->send_ops_flags = init->send_ops_flags;
+		verbs_qp_ex_init(mqp);
+	}
 
 	pthread_mutex_lock(&verbs_lock);
-	err = fab_qp_create(mqp->dev_serial, init->qp_type, mqp, &mqp->qp.qp_num);
-	if (!err) {
-		mpd->users++;
-		scq->users++;
-		rcq->users++;
-	}
+	err = fab_qp_create(mqp->dev_serial, init->qp_type, mqp, verbs_qp_receive, &mqp->qp.qp_num);
+	if (!err)
+		hold(mqp, 1);
 	pthread_mutex_unlock(&verbs_lock);
 	if (err) {
 		pthread_mutex_destroy(&mqp->qp.mutex);
@@ -217,46 +319,80 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 		errno = -err;
 		return NULL;
 	}
+	/* The kernel reports the capacities it granted. */
+	init->cap = mqp->cap;
 	return &mqp->qp;
 }
 
-static void drop_recvs(struct mock_qp *mqp)
+MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
 {
-	while (mqp->rq_head) {
-		struct recv_wqe *w = mqp->rq_head;
+	struct ibv_qp_init_attr_ex ex = { 0 };
+	struct ibv_qp *qp;
 
-		mqp->rq_head = w->next;
-		free(w);
-	}
-	mqp->rq_tail = NULL;
-	mqp->rq_count = 0;
+	verbs_pd_of(pd, "ibv_create_qp");
+	verbs_context_of(pd->context, "ibv_create_qp");
+	FAULT_NULL(LIB, "ibv_create_qp");
+	MOCK_REQUIRE(init, "ibv_create_qp", "qp_init_attr is NULL (upstream dereferences it)");
+	memcpy(&ex, init, sizeof *init);
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = create_qp(pd->context, &ex);
+	if (qp)
+		init->cap = ex.cap;
+	return qp;
+}
+
+/* verbs_context's create_qp_ex, behind the header's ibv_create_qp_ex. */
+struct ibv_qp *verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	verbs_context_of(context, "ibv_create_qp_ex");
+	if (mock_fault(FAULT_NAME(LIB, "ibv_create_qp_ex"), &errno))
+		return NULL;
+	MOCK_REQUIRE(attr, "ibv_create_qp_ex", "qp_init_attr_ex is NULL (upstream dereferences it)");
+	return create_qp(context, attr);
+}
+
+/* The extended view of a QP created with send_ops_flags; NULL (errno
+ * untouched) for any other, as libibverbs answers. */
+MOCK_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_qp_to_qp_ex");
+
+	return mqp->extended ? &mqp->qpx : NULL;
 }
 
 /* Like mlx5, a QP that goes (to RESET or away) takes its unpolled
  * completions out of its CQs. */
 static void reset_queues(struct mock_qp *mqp)
 {
-	drop_recvs(mqp);
-	verbs_cq_forget_qp(mqp->scq, mqp);
-	if (mqp->rcq != mqp->scq)
+	verbs_rq_drop(&mqp->rq);
+	if (mqp->scq)
+		verbs_cq_forget_qp(mqp->scq, mqp);
+	if (mqp->rcq && mqp->rcq != mqp->scq)
 		verbs_cq_forget_qp(mqp->rcq, mqp);
+	if (mqp->srq && mqp->srq->cq)
+		verbs_cq_forget_qp(mqp->srq->cq, mqp);
 	mqp->sq_posted = mqp->sq_freed = 0;
 }
 
 MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_destroy_qp");
+	uint32_t reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_qp");
 	pthread_mutex_lock(&verbs_lock);
 	reset_queues(mqp);
-	mqp->mpd->users--;
-	mqp->scq->users--;
-	mqp->rcq->users--;
+	hold(mqp, -1);
 	fab_qp_destroy(qp->qp_num);
+	verbs_async_forget(qp->context, qp);
 	mqp->magic = 0;
+	reported = mqp->async_reported;
 	pthread_mutex_unlock(&verbs_lock);
-	/* No asynchronous events are ever reported, so none wait for acks. */
+	/* As upstream: wait for the acks of the asynchronous events read. */
+	verbs_wait_async_acks(&qp->mutex, &qp->cond, &qp->events_completed, reported,
+			      "ibv_destroy_qp", qp);
+	verbs_qp_ex_free(mqp);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(mqp);
@@ -265,8 +401,9 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 
 void verbs_qp_flush_recvs(struct mock_qp *mqp)
 {
-	while (mqp->rq_head) {
-		struct recv_wqe *w = mqp->rq_head;
+	struct recv_wqe *w;
+
+	while ((w = verbs_rq_take(&mqp->rq))) {
 		struct ibv_wc wc = {
 			.wr_id = w->wr_id,
 			.status = IBV_WC_WR_FLUSH_ERR,
@@ -274,12 +411,19 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 			.qp_num = mqp->qp.qp_num,
 		};
 
-		mqp->rq_head = w->next;
 		free(w);
 		verbs_cq_add(mqp->rcq, &wc, mqp, false, 0, false);
 	}
-	mqp->rq_tail = NULL;
-	mqp->rq_count = 0;
+}
+
+/* Entering ERR: the QP's own receives are flushed; a QP on an SRQ leaves
+ * the SRQ's alone and reports that it took its last one (IBA 11.5.3:
+ * "last WQE reached"), so that its user may destroy it safely. */
+static void enter_error(struct mock_qp *mqp)
+{
+	verbs_qp_flush_recvs(mqp);
+	if (mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_RECV)
+		verbs_async_qp(mqp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
 void verbs_qp_error(struct mock_qp *mqp, enum ibv_qp_state state)
@@ -288,15 +432,47 @@ void verbs_qp_error(struct mock_qp *mqp, enum ibv_qp_state state)
 		return;
 	mqp->state = state;
 	if (state == IBV_QPS_ERR)
-		verbs_qp_flush_recvs(mqp);
+		enter_error(mqp);
 	fab_qp_modified(mqp->qp.qp_num, state, 0);
 }
 
-static bool valid_gid_index(unsigned serial, int index)
+/* ---------------------------------------------------------------- multicast */
+
+/* The kernel's ib_attach_mcast: UD QPs and multicast GIDs only. */
+static int mcast(struct ibv_qp *qp, const union ibv_gid *gid, bool attach, const char *call)
+{
+	struct mock_qp *mqp = verbs_qp_of(qp, call);
+	int err;
+
+	MOCK_REQUIRE(gid, call, "gid is NULL (upstream copies it)");
+	if (mqp->qp.qp_type != IBV_QPT_UD || !fab_gid_is_multicast(gid))
+		return EINVAL;
+	pthread_mutex_lock(&verbs_lock);
+	err = attach ? fab_mcast_attach(qp->qp_num, gid) : fab_mcast_detach(qp->qp_num, gid);
+	pthread_mutex_unlock(&verbs_lock);
+	return -err;
+}
+
+MOCK_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	FAULT_POSITIVE(LIB, "ibv_attach_mcast");
+	return mcast(qp, gid, true, "ibv_attach_mcast");
+}
+
+MOCK_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	FAULT_POSITIVE(LIB, "ibv_detach_mcast");
+	return mcast(qp, gid, false, "ibv_detach_mcast");
+}
+
+/* ---------------------------------------------------------------- modify */
+
+static bool valid_gid_index(struct mock_qp *mqp, int index)
 {
 	union ibv_gid gid;
 
-	return fab_device_gid(serial, index, &gid) == 0;
+	return verbs_gid(verbs_context_of(mqp->qp.context, "ibv_modify_qp"), 1, (uint32_t)index,
+			 &gid, NULL) == 0;
 }
 
 /* The checks uverbs' modify_qp, _ib_modify_qp, ib_modify_qp_is_ok and the
@@ -351,7 +527,7 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 		return EINVAL;
 	/* RoCE addresses need a GRH naming a source GID the port has. */
 	if ((*mask & IBV_QP_AV) &&
-	    (!attr->ah_attr.is_global || !valid_gid_index(mqp->dev_serial, attr->ah_attr.grh.sgid_index)))
+	    (!attr->ah_attr.is_global || !valid_gid_index(mqp, attr->ah_attr.grh.sgid_index)))
 		return EINVAL;
 	return 0;
 }
@@ -407,7 +583,7 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int a
 		} else {
 			take_attrs(mqp, attr, mask);
 			if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR)
-				verbs_qp_flush_recvs(mqp);
+				enter_error(mqp);
 		}
 		mqp->state = next;
 		fab_qp_modified(qp->qp_num, next, mask & IBV_QP_DEST_QPN ? attr->dest_qp_num : 0);
@@ -437,6 +613,7 @@ MOCK_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int at
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;
 	init_attr->recv_cq = qp->recv_cq;
+	init_attr->srq = qp->srq;
 	init_attr->qp_type = qp->qp_type;
 	init_attr->cap = mqp->cap;
 	init_attr->sq_sig_all = mqp->sq_sig_all;

@@ -1,6 +1,6 @@
 /* Internal to the drop-in libibverbs: what its objects carry behind the
  * structs callers see, the per-personality device profile, and the calls
- * the verbs_*.c files share. */
+ * the files of mock/ibverbs/ share. */
 #ifndef RDMAMOCK_VERBS_H
 #define RDMAMOCK_VERBS_H
 
@@ -19,15 +19,19 @@
 #define VERBS_CHANNEL_MAGIC 0x76636368u /* "vcch" */
 #define VERBS_CQ_MAGIC      0x76637121u /* "vcq!" */
 #define VERBS_QP_MAGIC      0x76717021u /* "vqp!" */
+#define VERBS_SRQ_MAGIC     0x76737121u /* "vsq!" */
+#define VERBS_AH_MAGIC      0x76616821u /* "vah!" */
+#define VERBS_XRCD_MAGIC    0x76786421u /* "vxd!" */
 
 /* What a device of one personality reports. Limits are typical of the
  * hardware (mlx5: ConnectX-5; generic: rdma_rxe's rxe_param.h), not
  * measured; they matter where librdmacm checks against them, and where
- * ibv_create_cq and ibv_create_qp refuse what is over them (EINVAL). */
+ * the create calls refuse what is over them (EINVAL). */
 struct verbs_profile {
 	const char *fw_ver;
 	uint32_t vendor_id;
 	uint32_t vendor_part_id;
+	uint32_t hw_ver;
 	int max_qp;
 	int max_qp_wr;
 	int max_sge;
@@ -35,30 +39,47 @@ struct verbs_profile {
 	int max_cqe;
 	int max_mr;
 	int max_pd;
+	int max_ah;
 	int max_qp_rd_atom;
 	int max_srq;
 	int max_srq_wr;
+	int max_srq_sge;
+	int max_mcast_grp;
+	int max_mcast_qp_attach;
 	uint16_t max_pkeys;
 	uint8_t local_ca_ack_delay;
 	uint32_t max_msg_sz;
 	int gid_tbl_len;
 	uint32_t max_inline_data;
+	unsigned device_cap_flags;
+	bool xrc;                  /* XRC domains, SRQs and QPs */
+	bool completion_timestamp; /* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP */
+	uint64_t hca_core_clock;   /* kHz, when there are timestamps */
 };
 
 const struct verbs_profile *verbs_profile_of(enum rdmamock_personality p);
 
 struct mock_device {
 	struct ibv_device dev; /* what callers see */
+	/* Where a provider's struct verbs_device keeps its ops: a provider
+	 * library loaded beside the mock (libefa, ...) compares it with its
+	 * own to tell its devices, and must never find them here. */
+	const void *provider_ops;
 	struct mock_device *next;
 	unsigned serial;       /* the fabric device behind it */
 	enum rdmamock_personality personality;
 	__be64 guid;
 };
 
+struct async_event;
+
 struct mock_context {
 	struct verbs_context vctx; /* ends with the ibv_context callers see */
 	unsigned magic;
 	struct mock_device *mdev;
+	/* Asynchronous events not read yet; async_fd (an eventfd in
+	 * semaphore mode) counts them. */
+	struct async_event *async_head, *async_tail;
 };
 
 /* The mock device behind an ibv_device or a context (abort on garbage). */
@@ -67,16 +88,16 @@ struct mock_context *verbs_context_of(struct ibv_context *ctx, const char *call)
 
 /* ---------------------------------------------------------------- objects
  *
- * One lock guards every PD, MR, CQ, channel and QP below: the data path
- * crosses the objects of any context, and nothing here is hot. Lock order:
- * verbs_lock, then the fabric's lock (inside fab_* calls), then an ibv_cq's
- * own mutex. */
+ * One lock guards every PD, MR, CQ, channel, SRQ, AH and QP below: the
+ * data path crosses the objects of any context, and nothing here is hot.
+ * Lock order: verbs_lock, then the fabric's lock (inside fab_* calls),
+ * then an object's own mutex (ibv_cq, ibv_qp, ibv_srq). */
 extern pthread_mutex_t verbs_lock;
 
 struct mock_pd {
 	struct ibv_pd pd;
 	unsigned magic;
-	int users; /* QPs and MRs on it: ibv_dealloc_pd is EBUSY while > 0 */
+	int users; /* QPs, SRQs, AHs and MRs on it: ibv_dealloc_pd is EBUSY */
 };
 
 struct mock_mr {
@@ -96,6 +117,8 @@ struct mock_channel {
 	struct cq_event *head, *tail; /* one per fired CQ, not yet read */
 };
 
+struct mock_qp;
+
 /* A completion and what polling it frees: a send completion gives back
  * the send-queue slots up to and including its WR. */
 struct mock_cqe {
@@ -103,18 +126,28 @@ struct mock_cqe {
 	struct ibv_wc wc;
 	struct mock_qp *qp;
 	bool is_send;
-	uint64_t sq_mark; /* send WRs posted on qp up to this one */
+	uint64_t sq_mark;   /* send WRs posted on qp up to this one */
+	uint64_t timestamp; /* the device clock, in cycles of hca_core_clock */
 };
 
 struct mock_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;     /* what callers see */
+		struct ibv_cq_ex cqx; /* ibv_create_cq_ex's; starts as an ibv_cq */
+	};
 	unsigned magic;
-	int users;                     /* QPs on it: ibv_destroy_cq is EBUSY */
+	int users;                     /* QPs and SRQs on it: ibv_destroy_cq is EBUSY */
 	struct mock_cqe *head, *tail;  /* completions not yet polled */
 	int count;
 	bool armed, solicited_only;
 	bool overrun_said;
 	uint32_t events_reported;      /* read by ibv_get_cq_event */
+	uint32_t async_reported;       /* its asynchronous events read */
+	/* ibv_create_cq_ex: what the polling API reads, and the entry taken
+	 * by start_poll / next_poll until the next one. */
+	bool extended;
+	uint64_t wc_flags;
+	struct mock_cqe *current;
 };
 
 struct recv_wqe {
@@ -124,20 +157,63 @@ struct recv_wqe {
 	struct ibv_sge sge[];
 };
 
+struct recv_queue {
+	struct recv_wqe *head, *tail;
+	uint32_t count;
+};
+
+struct mock_xrcd {
+	struct ibv_xrcd xrcd;
+	unsigned magic;
+	int users; /* XRC SRQs and QPs on it: ibv_close_xrcd is EBUSY */
+};
+
+struct mock_srq {
+	struct ibv_srq srq;
+	unsigned magic;
+	enum ibv_srq_type type;
+	struct mock_pd *mpd;
+	struct mock_xrcd *xrcd; /* XRC */
+	struct mock_cq *cq;     /* XRC: where its receives complete */
+	uint32_t srq_num;
+	struct recv_queue rq;
+	struct ibv_srq_attr attr;   /* max_wr, max_sge as granted; srq_limit (0: not armed) */
+	int users;                  /* QPs on it: ibv_destroy_srq is EBUSY */
+	uint32_t async_reported;    /* its asynchronous events read */
+	struct mock_srq *next;      /* every live SRQ, for XRC lookups */
+};
+
+struct mock_ah {
+	struct ibv_ah ah;
+	unsigned magic;
+	struct mock_pd *mpd;
+	struct ibv_ah_attr attr;
+};
+
+struct send_batch; /* ibv_wr_start ... ibv_wr_complete (wr.c) */
+
 struct mock_qp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;     /* what callers see */
+		struct ibv_qp_ex qpx; /* for ibv_qp_to_qp_ex; starts as an ibv_qp */
+	};
 	unsigned magic;
 	unsigned dev_serial; /* the fabric device, and what it is */
 	enum rdmamock_personality personality;
 	struct mock_pd *mpd;
-	struct mock_cq *scq, *rcq;
+	struct mock_cq *scq, *rcq;  /* NULL where an XRC QP has none */
+	struct mock_srq *srq;       /* receives come from it */
+	struct mock_xrcd *xrcd;     /* XRC_RECV */
 	enum ibv_qp_state state;  /* the device's own view; qp.state is libibverbs' */
 	struct ibv_qp_attr attr;  /* what ibv_modify_qp set, reported by ibv_query_qp */
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
-	struct recv_wqe *rq_head, *rq_tail;
-	uint32_t rq_count;
+	struct recv_queue rq;
 	uint64_t sq_posted, sq_freed; /* send-queue occupancy is the difference */
+	bool extended;              /* created with send_ops_flags: ibv_wr_* work */
+	uint64_t send_ops_flags;
+	struct send_batch *batch;   /* between ibv_wr_start and _complete */
+	uint32_t async_reported;    /* its asynchronous events read */
 };
 
 /* Checked conversions: abort naming the call on NULL or garbage, as the
@@ -145,6 +221,8 @@ struct mock_qp {
 struct mock_pd *verbs_pd_of(struct ibv_pd *pd, const char *call);
 struct mock_cq *verbs_cq_of(struct ibv_cq *cq, const char *call);
 struct mock_qp *verbs_qp_of(struct ibv_qp *qp, const char *call);
+struct mock_srq *verbs_srq_of(struct ibv_srq *srq, const char *call);
+struct mock_ah *verbs_ah_of(struct ibv_ah *ah, const char *call);
 
 /* The rest run under verbs_lock. */
 
@@ -157,19 +235,84 @@ void *verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t le
 /* The device writes a completion to cq; an armed CQ then fires its channel. */
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
 		  bool is_send, uint64_t sq_mark, bool solicited);
+/* The oldest completion, taken off the CQ (its send-queue slots freed);
+ * NULL when the CQ is empty. */
+struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq);
 /* Drop the completions of qp that are not polled yet (reset, destroy). */
 void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp);
 
 /* The QP enters ERR (flushing its receive queue) or, for a UC or UD send
- * queue error, SQE. Also tells the fabric. */
+ * queue error, SQE. Also tells the fabric, and raises the events the
+ * kernel raises (last WQE reached for a QP on an SRQ). */
 void verbs_qp_error(struct mock_qp *mqp, enum ibv_qp_state state);
 /* Complete every posted receive with IBV_WC_WR_FLUSH_ERR. */
 void verbs_qp_flush_recvs(struct mock_qp *mqp);
 
-/* context->ops: the data path (post.c, cq.c). */
+/* Scatter len bytes of data (NULL: only check) through lkeys of mpd:
+ * LOC_LEN_ERR if the buffers hold less, LOC_PROT_ERR on a bad key. */
+enum ibv_wc_status verbs_scatter(struct mock_pd *mpd, const struct ibv_sge *sge, int num_sge,
+				 const char *data, uint64_t len);
+
+/* Receive queues (a QP's own, or an SRQ's). */
+int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t max_wr,
+		  uint32_t max_sge, const char *call);
+struct recv_wqe *verbs_rq_take(struct recv_queue *rq);
+void verbs_rq_drop(struct recv_queue *rq);
+
+/* A receive for qp: from its SRQ (which may then raise its limit event)
+ * or from its own queue. NULL when none is posted. */
+struct recv_wqe *verbs_srq_take(struct mock_srq *msrq);
+struct mock_srq *verbs_srq_by_num(uint32_t srq_num);
+
+/* The fabric's receiver for a QP (recv.c): the responder. */
+void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_response *resp);
+
+/* Post one send request (post.c), after the checks ibv_post_send makes. */
+int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr);
+
+/* Asynchronous events (async.c): queue one on the object's context. */
+void verbs_async_qp(struct mock_qp *mqp, enum ibv_event_type type);
+void verbs_async_srq(struct mock_srq *msrq, enum ibv_event_type type);
+void verbs_async_cq(struct mock_cq *mcq, enum ibv_event_type type);
+/* Destroying an object waits for the acks of the events read for it, as
+ * upstream does (and says so if it waits long). */
+void verbs_wait_async_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
+			   const uint32_t *completed, uint32_t reported, const char *what,
+			   const void *obj);
+/* Drop the unread events of an object that goes (every event: NULL). */
+void verbs_async_forget(struct ibv_context *ctx, const void *obj);
+int verbs_async_fd_open(void);
+
+/* The GID table (device.c): like ibv_query_gid_ex, 0 or a positive errno
+ * (ENODATA for an empty entry below gid_tbl_len, EINVAL past it). */
+int verbs_gid(struct mock_context *mc, uint32_t port, uint32_t index, union ibv_gid *gid,
+	      enum ibv_gid_type *type);
+
+/* The polling API of a CQ from ibv_create_cq_ex (cq_ex.c), and the device
+ * clock its timestamps read, in cycles of hca_core_clock (0 without one). */
+void verbs_cq_ex_init(struct mock_cq *mcq);
+uint64_t verbs_device_clock(struct ibv_context *context);
+
+/* The extended QP's ibv_wr_* calls (wr.c). */
+void verbs_qp_ex_init(struct mock_qp *mqp);
+void verbs_qp_ex_free(struct mock_qp *mqp);
+
+/* context->ops and verbs_context ops (post.c, cq.c, srq.c, ...). */
 int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+struct ibv_cq_ex *verbs_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+struct ibv_srq *verbs_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
+struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
+int verbs_close_xrcd(struct ibv_xrcd *xrcd);
+int verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
+/* The operations the mock does not implement, each failing as upstream's
+ * inline wrapper or dummy op would and saying so once (unsupported.c). */
+void verbs_set_unsupported_ops(struct verbs_context *vctx);
 
 #endif

@@ -1,0 +1,221 @@
+/* libibverbs: asynchronous events. Each context has a queue of events not
+ * read yet, counted by its async_fd (an eventfd in semaphore mode, so it
+ * is pollable and a blocking read waits, as the kernel's async event file
+ * does; O_NONBLOCK makes ibv_get_async_event fail with EAGAIN).
+ *
+ * Reading an event counts it against its object; acking it counts it done,
+ * under the object's own mutex, as libibverbs does; destroying the object
+ * waits until every event read for it was acked. */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+#define LIB "ibverbs"
+
+struct async_event {
+	struct async_event *next;
+	struct ibv_async_event ev;
+	const void *obj; /* the QP, CQ or SRQ; NULL for port and device events */
+};
+
+int verbs_async_fd_open(void)
+{
+	return eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+}
+
+static void queue(struct ibv_context *ctx, const struct ibv_async_event *ev, const void *obj)
+{
+	struct mock_context *mc = verbs_context_of(ctx, "async event");
+	struct async_event *a = calloc(1, sizeof *a);
+	uint64_t one = 1;
+
+	if (!a) {
+		mock_log("out of memory: asynchronous event %s lost", ibv_event_type_str(ev->event_type));
+		return;
+	}
+	a->ev = *ev;
+	a->obj = obj;
+	if (mc->async_tail)
+		mc->async_tail->next = a;
+	else
+		mc->async_head = a;
+	mc->async_tail = a;
+	if (write(ctx->async_fd, &one, sizeof one) != sizeof one)
+		mock_log("async fd %d: cannot signal an event", ctx->async_fd);
+}
+
+void verbs_async_qp(struct mock_qp *mqp, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = { .element.qp = &mqp->qp, .event_type = type };
+
+	queue(mqp->qp.context, &ev, &mqp->qp);
+}
+
+void verbs_async_srq(struct mock_srq *msrq, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = { .element.srq = &msrq->srq, .event_type = type };
+
+	queue(msrq->srq.context, &ev, &msrq->srq);
+}
+
+void verbs_async_cq(struct mock_cq *mcq, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = { .element.cq = &mcq->cq, .event_type = type };
+
+	queue(mcq->cq.context, &ev, &mcq->cq);
+}
+
+/* The count matches the queue under verbs_lock, so this never waits; the
+ * poll guards against a caller who closed or reused the fd. */
+static void count_down(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t value;
+
+	if (poll(&pfd, 1, 0) != 1 || read(fd, &value, sizeof value) != sizeof value)
+		mock_log("async fd %d: event count out of step", fd);
+}
+
+void verbs_async_forget(struct ibv_context *ctx, const void *obj)
+{
+	struct mock_context *mc = verbs_context_of(ctx, "async event");
+	struct async_event **pos = &mc->async_head, *a;
+
+	mc->async_tail = NULL;
+	while ((a = *pos)) {
+		if (!obj || a->obj == obj) {
+			*pos = a->next;
+			count_down(ctx->async_fd);
+			free(a);
+		} else {
+			mc->async_tail = a;
+			pos = &a->next;
+		}
+	}
+}
+
+/* What an event is about: a QP, a CQ, an SRQ, or the port or device. */
+enum element { ON_PORT_OR_DEVICE, ON_QP, ON_CQ, ON_SRQ };
+
+static enum element element_of(enum ibv_event_type type)
+{
+	switch (type) {
+	case IBV_EVENT_CQ_ERR:
+		return ON_CQ;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ON_SRQ;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return ON_QP;
+	default:
+		return ON_PORT_OR_DEVICE;
+	}
+}
+
+/* Count a read event against its object (under verbs_lock). */
+static void reported(const struct ibv_async_event *ev)
+{
+	switch (element_of(ev->event_type)) {
+	case ON_CQ:
+		((struct mock_cq *)ev->element.cq)->async_reported++;
+		break;
+	case ON_SRQ:
+		((struct mock_srq *)ev->element.srq)->async_reported++;
+		break;
+	case ON_QP:
+		((struct mock_qp *)ev->element.qp)->async_reported++;
+		break;
+	default:
+		break;
+	}
+}
+
+MOCK_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_get_async_event");
+	struct async_event *a;
+
+	FAULT_MINUS1(LIB, "ibv_get_async_event");
+	MOCK_REQUIRE(event, "ibv_get_async_event", "event is NULL (upstream writes it)");
+	for (;;) {
+		pthread_mutex_lock(&verbs_lock);
+		a = mc->async_head;
+		if (a) {
+			mc->async_head = a->next;
+			if (!mc->async_head)
+				mc->async_tail = NULL;
+			count_down(context->async_fd);
+			reported(&a->ev);
+			*event = a->ev;
+			pthread_mutex_unlock(&verbs_lock);
+			free(a);
+			return 0;
+		}
+		pthread_mutex_unlock(&verbs_lock);
+		if (mock_wait_readable(context->async_fd))
+			return -1;
+	}
+}
+
+static void ack(pthread_mutex_t *mutex, pthread_cond_t *cond, uint32_t *completed)
+{
+	pthread_mutex_lock(mutex);
+	++*completed;
+	pthread_cond_signal(cond);
+	pthread_mutex_unlock(mutex);
+}
+
+/* As upstream: count the ack under the object's own mutex, and wake a
+ * destroy that waits for it. Port and device events need no ack. */
+MOCK_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
+{
+	MOCK_REQUIRE(event, "ibv_ack_async_event", "event is NULL (upstream dereferences it)");
+	switch (element_of(event->event_type)) {
+	case ON_CQ:
+		ack(&event->element.cq->mutex, &event->element.cq->cond,
+		    &event->element.cq->async_events_completed);
+		break;
+	case ON_SRQ:
+		ack(&event->element.srq->mutex, &event->element.srq->cond,
+		    &event->element.srq->events_completed);
+		break;
+	case ON_QP:
+		ack(&event->element.qp->mutex, &event->element.qp->cond,
+		    &event->element.qp->events_completed);
+		break;
+	default:
+		break;
+	}
+}
+
+void verbs_wait_async_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
+			   const uint32_t *completed, uint32_t reported, const char *what,
+			   const void *obj)
+{
+	struct timespec deadline;
+	bool said = false;
+
+	pthread_mutex_lock(mutex);
+	while (*completed != reported) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 2;
+		if (pthread_cond_timedwait(cond, mutex, &deadline) && !said) {
+			mock_log("%s(%p): waiting for %u unacknowledged event(s) of it; upstream blocks here too",
+				 what, obj, reported - *completed);
+			said = true;
+		}
+	}
+	pthread_mutex_unlock(mutex);
+}

@@ -1,0 +1,198 @@
+/* libibverbs: the polling API of a CQ made with ibv_create_cq_ex
+ * (start_poll, next_poll, end_poll and the read_* calls, reached through
+ * struct ibv_cq_ex as the header's inline wrappers call them). start_poll
+ * takes the oldest completion and makes it current; next_poll the next;
+ * end_poll gives the last one back. ibv_poll_cq keeps working on the same
+ * CQ, as on mlx5 and rxe. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "verbs.h"
+
+#define LIB "ibverbs"
+
+static struct mock_cq *cq_ex_of(struct ibv_cq_ex *cq, const char *call)
+{
+	return verbs_cq_of((struct ibv_cq *)cq, call);
+}
+
+/* The device clock: monotonic time in cycles of hca_core_clock (kHz). */
+uint64_t verbs_device_clock(struct ibv_context *context)
+{
+	struct mock_context *mc = verbs_context_of(context, "completion timestamp");
+	uint64_t khz = verbs_profile_of(mc->mdev->personality)->hca_core_clock;
+	struct timespec ts;
+
+	if (!khz)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) / 1000u * khz / 1000u;
+}
+
+/* Take the next completion as the current one: ENOENT when there is none. */
+static int take(struct mock_cq *mcq)
+{
+	struct mock_cqe *e;
+
+	free(mcq->current);
+	mcq->current = e = verbs_cq_pop(mcq);
+	if (!e)
+		return ENOENT;
+	mcq->cqx.status = e->wc.status;
+	mcq->cqx.wr_id = e->wc.wr_id;
+	return 0;
+}
+
+static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	struct mock_cq *mcq = cq_ex_of(cq, "ibv_start_poll");
+	int err;
+
+	FAULT_POSITIVE(LIB, "ibv_start_poll");
+	MOCK_REQUIRE(attr, "ibv_start_poll", "attr is NULL (upstream reads its comp_mask)");
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_mutex_lock(&verbs_lock);
+	err = take(mcq);
+	pthread_mutex_unlock(&verbs_lock);
+	return err;
+}
+
+static int next_poll(struct ibv_cq_ex *cq)
+{
+	struct mock_cq *mcq = cq_ex_of(cq, "ibv_next_poll");
+	int err;
+
+	MOCK_REQUIRE(mcq->current, "ibv_next_poll",
+		     "no completion is current: start_poll did not return 0 before it");
+	pthread_mutex_lock(&verbs_lock);
+	err = take(mcq);
+	pthread_mutex_unlock(&verbs_lock);
+	return err;
+}
+
+static void end_poll(struct ibv_cq_ex *cq)
+{
+	struct mock_cq *mcq = cq_ex_of(cq, "ibv_end_poll");
+
+	pthread_mutex_lock(&verbs_lock);
+	free(mcq->current);
+	mcq->current = NULL;
+	pthread_mutex_unlock(&verbs_lock);
+}
+
+/* The current completion; reading without one is the caller's bug. */
+static const struct mock_cqe *current(struct ibv_cq_ex *cq, const char *call)
+{
+	struct mock_cq *mcq = cq_ex_of(cq, call);
+
+	MOCK_REQUIRE(mcq->current, call, "no completion is current (after start_poll or next_poll)");
+	return mcq->current;
+}
+
+static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_opcode")->wc.opcode;
+}
+
+static uint32_t read_vendor_err(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_vendor_err")->wc.vendor_err;
+}
+
+static uint32_t read_byte_len(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_byte_len")->wc.byte_len;
+}
+
+static __be32 read_imm_data(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_imm_data")->wc.imm_data;
+}
+
+static uint32_t read_qp_num(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_qp_num")->wc.qp_num;
+}
+
+static uint32_t read_src_qp(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_src_qp")->wc.src_qp;
+}
+
+static unsigned int read_wc_flags(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_wc_flags")->wc.wc_flags;
+}
+
+static uint32_t read_slid(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_slid")->wc.slid;
+}
+
+static uint8_t read_sl(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_sl")->wc.sl;
+}
+
+static uint8_t read_dlid_path_bits(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_dlid_path_bits")->wc.dlid_path_bits;
+}
+
+static uint64_t read_completion_ts(struct ibv_cq_ex *cq)
+{
+	return current(cq, "ibv_wc_read_completion_ts")->timestamp;
+}
+
+/* Fields no mock device reports: create_cq_ex refused the flags that ask
+ * for them, so only a caller that did not ask reads them. */
+static uint16_t read_cvlan(struct ibv_cq_ex *cq)
+{
+	current(cq, "ibv_wc_read_cvlan");
+	return 0;
+}
+
+static uint32_t read_flow_tag(struct ibv_cq_ex *cq)
+{
+	current(cq, "ibv_wc_read_flow_tag");
+	return 0;
+}
+
+static void read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm_info)
+{
+	current(cq, "ibv_wc_read_tm_info");
+	MOCK_REQUIRE(tm_info, "ibv_wc_read_tm_info", "tm_info is NULL (upstream writes it)");
+	tm_info->tag = 0;
+	tm_info->priv = 0;
+}
+
+static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *cq)
+{
+	current(cq, "ibv_wc_read_completion_wallclock_ns");
+	return 0;
+}
+
+void verbs_cq_ex_init(struct mock_cq *mcq)
+{
+	struct ibv_cq_ex *cqx = &mcq->cqx;
+
+	cqx->start_poll = start_poll;
+	cqx->next_poll = next_poll;
+	cqx->end_poll = end_poll;
+	cqx->read_opcode = read_opcode;
+	cqx->read_vendor_err = read_vendor_err;
+	cqx->read_byte_len = read_byte_len;
+	cqx->read_imm_data = read_imm_data;
+	cqx->read_qp_num = read_qp_num;
+	cqx->read_src_qp = read_src_qp;
+	cqx->read_wc_flags = read_wc_flags;
+	cqx->read_slid = read_slid;
+	cqx->read_sl = read_sl;
+	cqx->read_dlid_path_bits = read_dlid_path_bits;
+	cqx->read_completion_ts = read_completion_ts;
+	cqx->read_cvlan = read_cvlan;
+	cqx->read_flow_tag = read_flow_tag;
+	cqx->read_tm_info = read_tm_info;
+	cqx->read_completion_wallclock_ns = read_completion_wallclock_ns;
+}

@@ -1,0 +1,306 @@
+/* libibverbs' data path, responder side: what a QP does with a packet the
+ * fabric brings it (fab_transmit calls verbs_qp_receive). The checks are
+ * the responder's: the transport, the QP's state, the connection, the
+ * Q_Key of a UD QP, the R_Key and access of an RDMA or atomic request. A
+ * request that passes is carried out on the QP's memory and, where it
+ * consumes a receive, completes it; the answer (ACK or NAK) goes back in
+ * resp. UC and UD have no answers: their failures are silent drops.
+ *
+ * Runs with verbs_lock held: in-process the requester holds it across
+ * fab_transmit. */
+#include <arpa/inet.h>
+#include <netinet/ip.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs.h"
+
+/* The 40 bytes a UD receive gets before the message: the packet's GRH as
+ * the device saw it. RoCE v2 over IPv4 puts the IPv4 header in the last 20
+ * bytes, as rxe and mlx5 do; over IPv6, the IPv6 header (next header UDP);
+ * RoCE v1, the IB GRH (next header 0x1b). */
+enum { GRH_BYTES = 40, IB_NEXT_HDR = 0x1b, ROCE_V2_OVERHEAD = 8 + 12 + 8 + 4 };
+
+static uint16_t ipv4_checksum(const void *hdr)
+{
+	const uint16_t *w = hdr;
+	uint32_t sum = 0;
+
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static bool v4mapped(const union ibv_gid *gid)
+{
+	return IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)gid->raw);
+}
+
+static void build_grh(const struct fab_packet *pkt, uint8_t *grh)
+{
+	memset(grh, 0, GRH_BYTES);
+	if (pkt->gid_type == IBV_GID_TYPE_ROCE_V2 && v4mapped(&pkt->sgid)) {
+		struct iphdr ip = {
+			.version = 4,
+			.ihl = 5,
+			.tos = pkt->traffic_class,
+			.tot_len = htons((uint16_t)(20 + ROCE_V2_OVERHEAD + pkt->len)),
+			.frag_off = htons(IP_DF),
+			.ttl = pkt->hop_limit,
+			.protocol = IPPROTO_UDP,
+		};
+
+		memcpy(&ip.saddr, &pkt->sgid.raw[12], 4);
+		memcpy(&ip.daddr, &pkt->dgid.raw[12], 4);
+		ip.check = ipv4_checksum(&ip);
+		memcpy(grh + 20, &ip, sizeof ip);
+	} else {
+		struct ibv_grh g = {
+			.version_tclass_flow = htonl(6u << 28 | (uint32_t)pkt->traffic_class << 20 |
+						     (pkt->flow_label & 0xfffff)),
+			.paylen = htons((uint16_t)(ROCE_V2_OVERHEAD + pkt->len)),
+			.next_hdr = pkt->gid_type == IBV_GID_TYPE_ROCE_V2 ? IPPROTO_UDP : IB_NEXT_HDR,
+			.hop_limit = pkt->hop_limit,
+			.sgid = pkt->sgid,
+			.dgid = pkt->dgid,
+		};
+
+		memcpy(grh, &g, sizeof g);
+	}
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static bool same_transport(const struct mock_qp *mqp, const struct fab_packet *pkt)
+{
+	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV)
+		return pkt->transport == IBV_QPT_XRC_SEND;
+	return (enum ibv_qp_type)pkt->transport == mqp->qp.qp_type;
+}
+
+/* A QP receives from RTR on, and not in ERR (SQD and SQE still receive). */
+static bool receiving(const struct mock_qp *mqp)
+{
+	return mqp->state >= IBV_QPS_RTR && mqp->state != IBV_QPS_ERR;
+}
+
+/* A connected QP takes packets only from the QP its path names. */
+static bool from_peer(const struct mock_qp *mqp, const struct fab_packet *pkt)
+{
+	if (mqp->qp.qp_type == IBV_QPT_UD)
+		return true;
+	return pkt->src_qpn == mqp->attr.dest_qp_num &&
+	       !memcmp(&pkt->sgid, &mqp->attr.ah_attr.grh.dgid, sizeof pkt->sgid);
+}
+
+/* ---------------------------------------------------------------- receives */
+
+/* Where a message lands: the QP's own receive queue, its SRQ, or for XRC
+ * the SRQ the packet names, which must share the QP's domain. */
+static struct mock_srq *srq_for(struct mock_qp *mqp, const struct fab_packet *pkt)
+{
+	struct mock_srq *msrq;
+
+	if (mqp->qp.qp_type != IBV_QPT_XRC_RECV)
+		return mqp->srq;
+	msrq = verbs_srq_by_num(pkt->xrc_srqn);
+	return msrq && msrq->xrcd == mqp->xrcd ? msrq : NULL;
+}
+
+static struct recv_wqe *take_recv(struct mock_qp *mqp, struct mock_srq *msrq)
+{
+	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV || mqp->srq)
+		return msrq ? verbs_srq_take(msrq) : NULL;
+	return verbs_rq_take(&mqp->rq);
+}
+
+static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct recv_wqe *w,
+			  enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint64_t len,
+			  const struct fab_packet *pkt)
+{
+	struct mock_cq *cq = mqp->qp.qp_type == IBV_QPT_XRC_RECV ? msrq->cq : mqp->rcq;
+	struct ibv_wc wc = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = status == IBV_WC_SUCCESS ? (uint32_t)len : 0,
+		.qp_num = mqp->qp.qp_num,
+		.src_qp = pkt->src_qpn,
+		.sl = pkt->sl,
+	};
+
+	if (status == IBV_WC_SUCCESS && pkt->with_imm) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = pkt->imm;
+	}
+	if (status == IBV_WC_SUCCESS && mqp->qp.qp_type == IBV_QPT_UD)
+		wc.wc_flags |= IBV_WC_GRH;
+	free(w);
+	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited);
+}
+
+/* A responder error moves the QP to ERR (RC, UC, XRC) and NAKs on RC. */
+static void responder_error(struct mock_qp *mqp, struct fab_response *resp, enum fab_ack nak)
+{
+	if (mqp->qp.qp_type == IBV_QPT_UD)
+		return;
+	verbs_qp_error(mqp, IBV_QPS_ERR);
+	resp->ack = nak;
+}
+
+static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
+			 struct fab_response *resp)
+{
+	struct mock_srq *msrq = srq_for(mqp, pkt);
+	enum ibv_wc_status status;
+	struct recv_wqe *w;
+	uint64_t len = pkt->len;
+
+	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV && !msrq) {
+		resp->ack = FAB_NAK_INV_REQ;
+		return;
+	}
+	w = take_recv(mqp, msrq);
+	if (!w) {
+		if (mqp->qp.qp_type == IBV_QPT_RC || mqp->qp.qp_type == IBV_QPT_XRC_RECV)
+			resp->ack = FAB_NAK_RNR;
+		return;
+	}
+	if (mqp->qp.qp_type == IBV_QPT_UD) {
+		uint8_t buf[GRH_BYTES];
+		char *msg = malloc(GRH_BYTES + len);
+
+		if (!msg) {
+			mock_log("out of memory: a %llu-byte UD message to QP %u lost",
+				 (unsigned long long)len, mqp->qp.qp_num);
+			verbs_rq_drop(&(struct recv_queue){ .head = w, .tail = w, .count = 1 });
+			return;
+		}
+		build_grh(pkt, buf);
+		memcpy(msg, buf, GRH_BYTES);
+		memcpy(msg + GRH_BYTES, pkt->payload, len);
+		len += GRH_BYTES;
+		status = verbs_scatter(mqp->mpd, w->sge, w->num_sge, msg, len);
+		free(msg);
+	} else {
+		status = verbs_scatter(mqp->mpd, w->sge, w->num_sge, pkt->payload, len);
+	}
+	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt);
+	if (status == IBV_WC_LOC_LEN_ERR)
+		responder_error(mqp, resp, FAB_NAK_INV_REQ);
+	else if (status != IBV_WC_SUCCESS)
+		responder_error(mqp, resp, FAB_NAK_OP);
+	else
+		resp->ack = FAB_ACK;
+}
+
+/* The responder's memory for an RDMA or atomic request: its QP must allow
+ * the access, and the rkey name a region of its PD that allows it too. A
+ * zero-length RDMA checks no key. */
+static void *remote_memory(struct mock_qp *mqp, const struct fab_packet *pkt, uint64_t len,
+			   unsigned access, bool *ok)
+{
+	void *p = NULL;
+
+	*ok = (mqp->attr.qp_access_flags & access) &&
+	      (!len || (p = verbs_mr_map(mqp->mpd, pkt->rkey, pkt->raddr, len, access)));
+	return p;
+}
+
+static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
+			  struct fab_response *resp)
+{
+	struct mock_srq *msrq = NULL;
+	struct recv_wqe *w = NULL;
+	bool ok;
+	void *dst = remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_WRITE, &ok);
+
+	if (!ok) {
+		responder_error(mqp, resp, FAB_NAK_ACCESS);
+		return;
+	}
+	if (pkt->with_imm) {
+		msrq = srq_for(mqp, pkt);
+		w = take_recv(mqp, msrq);
+		if (!w) {
+			if (mqp->qp.qp_type != IBV_QPT_UC)
+				resp->ack = FAB_NAK_RNR;
+			return;
+		}
+	}
+	if (pkt->len)
+		memmove(dst, pkt->payload, pkt->len);
+	if (w)
+		complete_recv(mqp, msrq, w, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, pkt->len, pkt);
+	resp->ack = FAB_ACK;
+}
+
+static void receive_read(struct mock_qp *mqp, const struct fab_packet *pkt,
+			 struct fab_response *resp)
+{
+	bool ok;
+	const void *src = remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_READ, &ok);
+
+	if (!ok) {
+		responder_error(mqp, resp, FAB_NAK_ACCESS);
+		return;
+	}
+	if (pkt->len)
+		memcpy(resp->read_into, src, pkt->len);
+	resp->ack = FAB_ACK;
+}
+
+/* The 8 bytes at raddr, changed atomically; the old value goes back. The
+ * region's address and its iova share their offset in the page, so an
+ * aligned raddr is an aligned pointer. */
+static void receive_atomic(struct mock_qp *mqp, const struct fab_packet *pkt,
+			   struct fab_response *resp)
+{
+	bool ok;
+	uint64_t *target = remote_memory(mqp, pkt, 8, IBV_ACCESS_REMOTE_ATOMIC, &ok);
+	uint64_t old;
+
+	if (!ok) {
+		responder_error(mqp, resp, FAB_NAK_ACCESS);
+		return;
+	}
+	if (pkt->op == FAB_OP_FETCH_ADD) {
+		old = __atomic_fetch_add(target, pkt->compare_add, __ATOMIC_SEQ_CST);
+	} else {
+		old = pkt->compare_add;
+		__atomic_compare_exchange_n(target, &old, pkt->swap, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	}
+	resp->atomic_orig = old;
+	resp->ack = FAB_ACK;
+}
+
+void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_response *resp)
+{
+	struct mock_qp *mqp = owner;
+
+	resp->ack = FAB_NO_ANSWER;
+	if (mqp->magic != VERBS_QP_MAGIC || !same_transport(mqp, pkt) || !receiving(mqp) ||
+	    !from_peer(mqp, pkt))
+		return;
+	/* A UD packet with another Q_Key is dropped (IBA 10.2.5). */
+	if (mqp->qp.qp_type == IBV_QPT_UD && pkt->qkey != mqp->attr.qkey)
+		return;
+	switch (pkt->op) {
+	case FAB_OP_SEND:
+		receive_send(mqp, pkt, resp);
+		break;
+	case FAB_OP_WRITE:
+		receive_write(mqp, pkt, resp);
+		break;
+	case FAB_OP_READ:
+		receive_read(mqp, pkt, resp);
+		break;
+	case FAB_OP_CMP_SWP:
+	case FAB_OP_FETCH_ADD:
+		receive_atomic(mqp, pkt, resp);
+		break;
+	}
+}

@@ -1,0 +1,404 @@
+/* libibverbs: shared receive queues (basic and XRC) and XRC domains.
+ *
+ * A QP created on an SRQ takes its receives from it; an XRC target QP
+ * takes them from the XRC SRQ each packet names, in its own domain. The
+ * limit event fires once when the queue drops below the armed limit, and
+ * disarms it (IBA 11.5.2.4), as rxe and mlx5 do. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "verbs.h"
+
+#define LIB "ibverbs"
+
+static struct mock_srq *srqs; /* every live SRQ, under verbs_lock */
+
+struct mock_srq *verbs_srq_of(struct ibv_srq *srq, const char *call)
+{
+	struct mock_srq *msrq = (struct mock_srq *)srq;
+
+	MOCK_REQUIRE(srq, call, "srq is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(msrq->magic == VERBS_SRQ_MAGIC, call,
+		     "%p is not a shared receive queue from ibv_create_srq", (void *)srq);
+	return msrq;
+}
+
+static struct mock_xrcd *xrcd_of(struct ibv_xrcd *xrcd, const char *call)
+{
+	struct mock_xrcd *mx = (struct mock_xrcd *)xrcd;
+
+	MOCK_REQUIRE(xrcd, call, "xrcd is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(mx->magic == VERBS_XRCD_MAGIC, call,
+		     "%p is not an XRC domain from ibv_open_xrcd", (void *)xrcd);
+	return mx;
+}
+
+struct mock_srq *verbs_srq_by_num(uint32_t srq_num)
+{
+	struct mock_srq *m;
+
+	for (m = srqs; m && m->srq_num != srq_num; m = m->next)
+		;
+	return m;
+}
+
+/* Queue sizes as the device grants them: mlx5 rounds a queue up to a power
+ * of two and reports one less (a slot tells full from empty); rxe grants
+ * what was asked. */
+static uint32_t granted_wr(enum rdmamock_personality p, uint32_t max_wr)
+{
+	uint32_t n = 1;
+
+	if (p != RDMAMOCK_MLX5)
+		return max_wr;
+	while (n < max_wr + 1)
+		n <<= 1;
+	return n - 1;
+}
+
+struct recv_wqe *verbs_srq_take(struct mock_srq *msrq)
+{
+	struct recv_wqe *w = verbs_rq_take(&msrq->rq);
+
+	if (w && msrq->attr.srq_limit && msrq->rq.count < msrq->attr.srq_limit) {
+		msrq->attr.srq_limit = 0;
+		verbs_async_srq(msrq, IBV_EVENT_SRQ_LIMIT_REACHED);
+	}
+	return w;
+}
+
+/* ---------------------------------------------------------------- SRQs */
+
+#define SRQ_MASK (IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | \
+		  IBV_SRQ_INIT_ATTR_CQ)
+
+static int check_srq(struct ibv_context *ctx, const struct ibv_srq_init_attr_ex *init,
+		     const struct verbs_profile *p)
+{
+	enum ibv_srq_type type = init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? init->srq_type
+									   : IBV_SRQT_BASIC;
+
+	if (init->comp_mask & ~(uint32_t)SRQ_MASK) {
+		mock_log("ibv_create_srq_ex: comp_mask 0x%x asks for what the mock does not model",
+			 init->comp_mask);
+		return EOPNOTSUPP;
+	}
+	if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC) {
+		mock_log("ibv_create_srq_ex: SRQ type %d is not modelled by the mock", (int)type);
+		return EOPNOTSUPP;
+	}
+	if (type == IBV_SRQT_XRC && !p->xrc)
+		return EOPNOTSUPP;
+	if (!(init->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !init->pd || init->pd->context != ctx)
+		return EINVAL;
+	if (type == IBV_SRQT_XRC &&
+	    (!(init->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !init->xrcd ||
+	     !(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !init->cq))
+		return EINVAL;
+	if (!init->attr.max_wr || init->attr.max_wr > (uint32_t)p->max_srq_wr ||
+	    init->attr.max_sge > (uint32_t)p->max_srq_sge || init->attr.srq_limit > init->attr.max_wr)
+		return EINVAL;
+	return 0;
+}
+
+static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *init)
+{
+	static uint32_t next_handle;
+	struct mock_context *mc = verbs_context_of(ctx, "ibv_create_srq");
+	struct mock_srq *msrq = NULL;
+	int err;
+
+	err = check_srq(ctx, init, verbs_profile_of(mc->mdev->personality));
+	if (!err && !(msrq = calloc(1, sizeof *msrq)))
+		err = ENOMEM;
+	if (!err && (err = -fab_srq_number(&msrq->srq_num)))
+		free(msrq);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	msrq->magic = VERBS_SRQ_MAGIC;
+	msrq->type = init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? init->srq_type : IBV_SRQT_BASIC;
+	msrq->mpd = verbs_pd_of(init->pd, "ibv_create_srq");
+	if (msrq->type == IBV_SRQT_XRC) {
+		msrq->xrcd = xrcd_of(init->xrcd, "ibv_create_srq_ex");
+		msrq->cq = verbs_cq_of(init->cq, "ibv_create_srq_ex");
+	}
+	msrq->attr.max_wr = granted_wr(mc->mdev->personality, init->attr.max_wr);
+	msrq->attr.max_sge = init->attr.max_sge ? init->attr.max_sge : 1;
+	msrq->attr.srq_limit = init->attr.srq_limit;
+	msrq->srq.context = ctx;
+	msrq->srq.srq_context = init->srq_context;
+	msrq->srq.pd = init->pd;
+	msrq->srq.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
+	pthread_mutex_init(&msrq->srq.mutex, NULL);
+	pthread_cond_init(&msrq->srq.cond, NULL);
+
+	pthread_mutex_lock(&verbs_lock);
+	msrq->mpd->users++;
+	if (msrq->xrcd)
+		msrq->xrcd->users++;
+	if (msrq->cq)
+		msrq->cq->users++;
+	msrq->next = srqs;
+	srqs = msrq;
+	pthread_mutex_unlock(&verbs_lock);
+	/* The kernel reports what it granted. */
+	init->attr.max_wr = msrq->attr.max_wr;
+	init->attr.max_sge = msrq->attr.max_sge;
+	return &msrq->srq;
+}
+
+MOCK_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
+{
+	struct ibv_srq_init_attr_ex ex = { 0 };
+	struct ibv_srq *srq;
+
+	verbs_pd_of(pd, "ibv_create_srq");
+	FAULT_NULL(LIB, "ibv_create_srq");
+	MOCK_REQUIRE(init, "ibv_create_srq", "srq_init_attr is NULL (upstream dereferences it)");
+	ex.srq_context = init->srq_context;
+	ex.attr = init->attr;
+	ex.comp_mask = IBV_SRQ_INIT_ATTR_PD;
+	ex.pd = pd;
+	srq = create_srq(pd->context, &ex);
+	if (srq)
+		init->attr = ex.attr;
+	return srq;
+}
+
+struct ibv_srq *verbs_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr)
+{
+	verbs_context_of(context, "ibv_create_srq_ex");
+	if (mock_fault(FAULT_NAME(LIB, "ibv_create_srq_ex"), &errno))
+		return NULL;
+	MOCK_REQUIRE(attr, "ibv_create_srq_ex", "srq_init_attr_ex is NULL (upstream dereferences it)");
+	return create_srq(context, attr);
+}
+
+/* Arming the limit (IBV_SRQ_LIMIT) is all the devices allow: rxe and mlx5
+ * refuse a resize (IBV_SRQ_MAX_WR) of a live SRQ. */
+MOCK_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_modify_srq");
+	int err = 0;
+
+	FAULT_POSITIVE(LIB, "ibv_modify_srq");
+	MOCK_REQUIRE(attr, "ibv_modify_srq", "srq_attr is NULL (upstream reads it)");
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	pthread_mutex_lock(&verbs_lock);
+	if (mask & IBV_SRQ_MAX_WR)
+		err = EINVAL;
+	else if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit > msrq->attr.max_wr)
+		err = EINVAL;
+	else if (mask & IBV_SRQ_LIMIT)
+		msrq->attr.srq_limit = attr->srq_limit;
+	pthread_mutex_unlock(&verbs_lock);
+	return err;
+}
+
+MOCK_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_query_srq");
+
+	FAULT_POSITIVE(LIB, "ibv_query_srq");
+	MOCK_REQUIRE(attr, "ibv_query_srq", "srq_attr is NULL (upstream writes it)");
+	pthread_mutex_lock(&verbs_lock);
+	*attr = msrq->attr;
+	pthread_mutex_unlock(&verbs_lock);
+	return 0;
+}
+
+MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_destroy_srq"), **pos;
+	uint32_t reported;
+
+	FAULT_POSITIVE(LIB, "ibv_destroy_srq");
+	pthread_mutex_lock(&verbs_lock);
+	if (msrq->users) {
+		pthread_mutex_unlock(&verbs_lock);
+		return EBUSY;
+	}
+	for (pos = &srqs; *pos != msrq; pos = &(*pos)->next)
+		;
+	*pos = msrq->next;
+	verbs_rq_drop(&msrq->rq);
+	msrq->mpd->users--;
+	if (msrq->xrcd)
+		msrq->xrcd->users--;
+	if (msrq->cq)
+		msrq->cq->users--;
+	verbs_async_forget(srq->context, srq);
+	msrq->magic = 0;
+	reported = msrq->async_reported;
+	pthread_mutex_unlock(&verbs_lock);
+	verbs_wait_async_acks(&srq->mutex, &srq->cond, &srq->events_completed, reported,
+			      "ibv_destroy_srq", srq);
+	pthread_mutex_destroy(&srq->mutex);
+	pthread_cond_destroy(&srq->cond);
+	free(msrq);
+	return 0;
+}
+
+int verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_post_srq_recv");
+	int err = 0;
+
+	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_srq_recv"), &err)) {
+		pthread_mutex_lock(&verbs_lock);
+		for (; wr && !(err = verbs_rq_post(&msrq->rq, wr, msrq->attr.max_wr,
+						   msrq->attr.max_sge, "ibv_post_srq_recv"));
+		     wr = wr->next)
+			;
+		pthread_mutex_unlock(&verbs_lock);
+	}
+	if (err) {
+		MOCK_REQUIRE(bad_wr, "ibv_post_srq_recv",
+			     "bad_recv_wr is NULL (upstream stores the failed WR there)");
+		*bad_wr = wr;
+	}
+	return err;
+}
+
+int verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
+{
+	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_get_srq_num");
+
+	MOCK_REQUIRE(srq_num, "ibv_get_srq_num", "srq_num is NULL (upstream writes it)");
+	*srq_num = msrq->srq_num;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- XRC domains */
+
+/* Domains opened on a file, by inode, so that opening it again finds the
+ * same one (uverbs' xrcd table); in this process only. */
+struct xrcd_file {
+	struct xrcd_file *next;
+	dev_t dev;
+	ino_t ino;
+	struct mock_xrcd *xrcd;
+	int opens;
+};
+
+static struct xrcd_file *xrcd_files;
+
+static struct xrcd_file **xrcd_file_find(dev_t dev, ino_t ino)
+{
+	struct xrcd_file **pos;
+
+	for (pos = &xrcd_files; *pos && ((*pos)->dev != dev || (*pos)->ino != ino);
+	     pos = &(*pos)->next)
+		;
+	return pos;
+}
+
+static struct mock_xrcd *new_xrcd(struct ibv_context *context)
+{
+	static uint32_t next_handle;
+	struct mock_xrcd *mx = calloc(1, sizeof *mx);
+
+	if (!mx)
+		return NULL;
+	mx->magic = VERBS_XRCD_MAGIC;
+	mx->xrcd.context = context;
+	(void)__atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
+	return mx;
+}
+
+/* ib_uverbs_open_xrcd: fd -1 makes a private domain; a file's domain is
+ * found again by its inode, made only with O_CREAT, refused with O_EXCL
+ * when it exists. */
+struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr)
+{
+	struct mock_context *mc = verbs_context_of(context, "ibv_open_xrcd");
+	struct xrcd_file **pos = NULL, *f;
+	struct mock_xrcd *mx = NULL;
+	struct stat st;
+	int err = 0;
+
+	if (mock_fault(FAULT_NAME(LIB, "ibv_open_xrcd"), &errno))
+		return NULL;
+	MOCK_REQUIRE(attr, "ibv_open_xrcd", "xrcd_init_attr is NULL (upstream dereferences it)");
+	if (!verbs_profile_of(mc->mdev->personality)->xrc) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) || !(attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS) ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->fd != -1 && fstat(attr->fd, &st)) {
+		errno = EBADF;
+		return NULL;
+	}
+	pthread_mutex_lock(&verbs_lock);
+	if (attr->fd != -1) {
+		pos = xrcd_file_find(st.st_dev, st.st_ino);
+		if (*pos && (attr->oflags & O_EXCL))
+			err = EINVAL;
+		else if (!*pos && !(attr->oflags & O_CREAT))
+			err = EINVAL;
+		else if (*pos)
+			mx = (*pos)->xrcd;
+	}
+	if (!err && !mx && !(mx = new_xrcd(context)))
+		err = ENOMEM;
+	if (!err && pos) {
+		if (!*pos) {
+			f = calloc(1, sizeof *f);
+			if (!f) {
+				free(mx);
+				err = ENOMEM;
+			} else {
+				f->dev = st.st_dev;
+				f->ino = st.st_ino;
+				f->xrcd = mx;
+				*pos = f;
+			}
+		}
+		if (!err)
+			(*pos)->opens++;
+	}
+	pthread_mutex_unlock(&verbs_lock);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return &mx->xrcd;
+}
+
+int verbs_close_xrcd(struct ibv_xrcd *xrcd)
+{
+	struct mock_xrcd *mx = xrcd_of(xrcd, "ibv_close_xrcd");
+	struct xrcd_file **pos, *f;
+	bool last = true;
+
+	FAULT_POSITIVE(LIB, "ibv_close_xrcd");
+	pthread_mutex_lock(&verbs_lock);
+	for (pos = &xrcd_files; *pos && (*pos)->xrcd != mx; pos = &(*pos)->next)
+		;
+	f = *pos;
+	if (f && f->opens > 1) {
+		f->opens--;
+		last = false;
+	} else if (mx->users) {
+		pthread_mutex_unlock(&verbs_lock);
+		return EBUSY;
+	} else if (f) {
+		*pos = f->next;
+		free(f);
+	}
+	if (last)
+		mx->magic = 0;
+	pthread_mutex_unlock(&verbs_lock);
+	if (last)
+		free(mx);
+	return 0;
+}

@@ -1,0 +1,361 @@
+/* libibverbs: the ibv_wr_* posting API of a QP created with send_ops_flags
+ * (struct ibv_qp_ex's function pointers, called by the header's inline
+ * ibv_wr_* wrappers). Between ibv_wr_start and ibv_wr_complete each
+ * operation call opens a work request, the setters fill it in, and
+ * complete posts them all, in order, as ibv_post_send would; abort drops
+ * them. Inline data is copied when it is set, as the providers copy it
+ * into the WQE. An operation the QP was not created for, or a batch that
+ * would overflow the send queue, fails ibv_wr_complete and posts nothing,
+ * as mlx5 does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs.h"
+
+#define LIB "ibverbs"
+
+struct pending {
+	struct ibv_send_wr wr;
+	struct ibv_sge *sge; /* wr.sg_list points here */
+	char *inline_data;   /* copied at set time */
+};
+
+struct send_batch {
+	bool open;
+	int err; /* the first error while building: complete returns it */
+	size_t n, cap;
+	struct pending *wrs;
+};
+
+static struct mock_qp *qp_ex_of(struct ibv_qp_ex *qpx, const char *call)
+{
+	struct mock_qp *mqp = verbs_qp_of((struct ibv_qp *)qpx, call);
+
+	MOCK_REQUIRE(mqp->extended, call, "the QP was not created with send_ops_flags");
+	return mqp;
+}
+
+static void drop_pending(struct send_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->wrs[i].sge);
+		free(b->wrs[i].inline_data);
+	}
+	b->n = 0;
+	b->err = 0;
+	b->open = false;
+}
+
+static struct mock_qp *building(struct ibv_qp_ex *qpx, const char *call)
+{
+	struct mock_qp *mqp = qp_ex_of(qpx, call);
+
+	MOCK_REQUIRE(mqp->batch && mqp->batch->open, call, "outside ibv_wr_start ... ibv_wr_complete");
+	return mqp;
+}
+
+/* A new work request of `opcode`, if the QP was created for it. */
+static struct ibv_send_wr *open_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+				   uint64_t ops_flag, const char *call)
+{
+	struct mock_qp *mqp = building(qpx, call);
+	struct send_batch *b = mqp->batch;
+	struct pending *p;
+
+	if (!(mqp->send_ops_flags & ops_flag)) {
+		if (!b->err)
+			b->err = EINVAL;
+		return NULL;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 8;
+		struct pending *more = realloc(b->wrs, cap * sizeof *more);
+
+		if (!more) {
+			if (!b->err)
+				b->err = ENOMEM;
+			return NULL;
+		}
+		b->wrs = more;
+		b->cap = cap;
+	}
+	p = &b->wrs[b->n++];
+	memset(p, 0, sizeof *p);
+	p->wr.wr_id = qpx->wr_id;
+	p->wr.send_flags = qpx->wr_flags;
+	p->wr.opcode = opcode;
+	return &p->wr;
+}
+
+/* The request the setters fill: the last one opened. */
+static struct pending *last(struct ibv_qp_ex *qpx, const char *call)
+{
+	struct send_batch *b = building(qpx, call)->batch;
+
+	return b->n && !b->err ? &b->wrs[b->n - 1] : NULL;
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	open_wr(qpx, IBV_WR_SEND, IBV_QP_EX_WITH_SEND, "ibv_wr_send");
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct ibv_send_wr *wr = open_wr(qpx, IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM,
+					 "ibv_wr_send_imm");
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint64_t flag, uint32_t rkey,
+		 uint64_t addr, __be32 imm, const char *call)
+{
+	struct ibv_send_wr *wr = open_wr(qpx, op, flag, call);
+
+	if (wr) {
+		wr->wr.rdma.rkey = rkey;
+		wr->wr.rdma.remote_addr = addr;
+		wr->imm_data = imm;
+	}
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	rdma(qpx, IBV_WR_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE, rkey, addr, 0, "ibv_wr_rdma_write");
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, rkey, addr, imm,
+	     "ibv_wr_rdma_write_imm");
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	rdma(qpx, IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ, rkey, addr, 0, "ibv_wr_rdma_read");
+}
+
+static void atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint64_t flag, uint32_t rkey,
+		   uint64_t addr, uint64_t compare_add, uint64_t swap, const char *call)
+{
+	struct ibv_send_wr *wr = open_wr(qpx, op, flag, call);
+
+	if (wr) {
+		wr->wr.atomic.rkey = rkey;
+		wr->wr.atomic.remote_addr = addr;
+		wr->wr.atomic.compare_add = compare_add;
+		wr->wr.atomic.swap = swap;
+	}
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+			      uint64_t compare, uint64_t swap)
+{
+	atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, rkey, addr,
+	       compare, swap, "ibv_wr_atomic_cmp_swp");
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add)
+{
+	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, rkey, addr,
+	       add, 0, "ibv_wr_atomic_fetch_add");
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn,
+			   uint32_t remote_qkey)
+{
+	struct pending *p = last(qpx, "ibv_wr_set_ud_addr");
+
+	if (p) {
+		p->wr.wr.ud.ah = ah;
+		p->wr.wr.ud.remote_qpn = remote_qpn;
+		p->wr.wr.ud.remote_qkey = remote_qkey;
+	}
+}
+
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct pending *p = last(qpx, "ibv_wr_set_xrc_srqn");
+
+	if (p)
+		p->wr.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
+static void set_sges(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list, const char *call)
+{
+	struct pending *p = last(qpx, call);
+
+	if (!p)
+		return;
+	MOCK_REQUIRE(list || !n, call, "sg_list is NULL with %zu entries (upstream reads it)", n);
+	free(p->sge);
+	p->sge = n ? malloc(n * sizeof *list) : NULL;
+	if (n && !p->sge) {
+		building(qpx, call)->batch->err = ENOMEM;
+		return;
+	}
+	if (n)
+		memcpy(p->sge, list, n * sizeof *list);
+	p->wr.sg_list = p->sge;
+	p->wr.num_sge = (int)n;
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	set_sges(qpx, 1, &sge, "ibv_wr_set_sge");
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list)
+{
+	set_sges(qpx, n, list, "ibv_wr_set_sge_list");
+}
+
+static void set_inline(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs,
+		       const char *call)
+{
+	struct pending *p = last(qpx, call);
+	size_t total = 0;
+	char *out;
+
+	if (!p)
+		return;
+	MOCK_REQUIRE(bufs || !n, call, "buf_list is NULL with %zu entries (upstream reads it)", n);
+	for (size_t i = 0; i < n; i++)
+		total += bufs[i].length;
+	free(p->inline_data);
+	p->inline_data = out = malloc(total ? total : 1);
+	free(p->sge);
+	p->sge = calloc(1, sizeof *p->sge);
+	if (!out || !p->sge) {
+		building(qpx, call)->batch->err = ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(out, bufs[i].addr, bufs[i].length);
+		out += bufs[i].length;
+	}
+	p->sge->addr = (uintptr_t)p->inline_data;
+	p->sge->length = (uint32_t)total;
+	p->wr.sg_list = p->sge;
+	p->wr.num_sge = 1;
+	p->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	set_inline(qpx, 1, &buf, "ibv_wr_set_inline_data");
+}
+
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs)
+{
+	set_inline(qpx, n, bufs, "ibv_wr_set_inline_data_list");
+}
+
+static void wr_start(struct ibv_qp_ex *qpx)
+{
+	struct mock_qp *mqp = qp_ex_of(qpx, "ibv_wr_start");
+
+	MOCK_REQUIRE(!mqp->batch->open, "ibv_wr_start", "a batch is already open on this QP");
+	drop_pending(mqp->batch);
+	mqp->batch->open = true;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct mock_qp *mqp = building(qpx, "ibv_wr_complete");
+	struct send_batch *b = mqp->batch;
+	int err = b->err;
+
+	pthread_mutex_lock(&verbs_lock);
+	if (!err && mqp->state == IBV_QPS_RTS &&
+	    mqp->sq_posted - mqp->sq_freed + b->n > mqp->cap.max_send_wr)
+		err = ENOMEM;
+	for (size_t i = 0; !err && i < b->n; i++)
+		err = verbs_post_one_send(mqp, &b->wrs[i].wr);
+	pthread_mutex_unlock(&verbs_lock);
+	drop_pending(b);
+	return err;
+}
+
+static void wr_abort(struct ibv_qp_ex *qpx)
+{
+	drop_pending(building(qpx, "ibv_wr_abort")->batch);
+}
+
+/* Memory windows, invalidation, TSO and atomic write are not modelled:
+ * the QP was never created for them (create_qp_ex refuses the flags), so
+ * the call fails the batch as an operation the QP lacks. */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	open_wr(qpx, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW, "ibv_wr_bind_mw");
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	open_wr(qpx, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV, "ibv_wr_local_inv");
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	open_wr(qpx, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV, "ibv_wr_send_inv");
+}
+
+static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	open_wr(qpx, IBV_WR_TSO, IBV_QP_EX_WITH_TSO, "ibv_wr_send_tso");
+}
+
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *data)
+{
+	struct send_batch *b = building(qpx, "ibv_wr_atomic_write")->batch;
+
+	if (!b->err)
+		b->err = EINVAL;
+}
+
+void verbs_qp_ex_init(struct mock_qp *mqp)
+{
+	struct ibv_qp_ex *qpx = &mqp->qpx;
+
+	mqp->batch = calloc(1, sizeof *mqp->batch);
+	MOCK_REQUIRE(mqp->batch, "ibv_create_qp_ex", "out of memory for the QP's posting state");
+	qpx->comp_mask = 0;
+	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	qpx->wr_bind_mw = wr_bind_mw;
+	qpx->wr_local_inv = wr_local_inv;
+	qpx->wr_rdma_read = wr_rdma_read;
+	qpx->wr_rdma_write = wr_rdma_write;
+	qpx->wr_rdma_write_imm = wr_rdma_write_imm;
+	qpx->wr_send = wr_send;
+	qpx->wr_send_imm = wr_send_imm;
+	qpx->wr_send_inv = wr_send_inv;
+	qpx->wr_send_tso = wr_send_tso;
+	qpx->wr_set_ud_addr = wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	qpx->wr_set_inline_data = wr_set_inline_data;
+	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+	qpx->wr_set_sge = wr_set_sge;
+	qpx->wr_set_sge_list = wr_set_sge_list;
+	qpx->wr_start = wr_start;
+	qpx->wr_complete = wr_complete;
+	qpx->wr_abort = wr_abort;
+	qpx->wr_atomic_write = wr_atomic_write;
+}
+
+void verbs_qp_ex_free(struct mock_qp *mqp)
+{
+	if (!mqp->batch)
+		return;
+	drop_pending(mqp->batch);
+	free(mqp->batch->wrs);
+	free(mqp->batch);
+	mqp->batch = NULL;
+}
