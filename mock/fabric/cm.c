@@ -17,6 +17,15 @@ enum {
 	REJ_PRIVATE = 148,
 };
 
+/* SIDR, the UD "connection" (IBTA 12.11): the REQ's private data less the
+ * CM header, the REP's, and the REP's statuses. */
+enum {
+	SIDR_REQ_PRIVATE = 216 - 36,
+	SIDR_REP_PRIVATE = 136,
+	SIDR_UNSUPPORTED = 1, /* no listener: "service ID not supported" */
+	SIDR_REJECT = 2,
+};
+
 /* IB CM reject reasons seen by the active side. */
 enum {
 	REJ_TIMEOUT = 4,
@@ -63,6 +72,8 @@ static struct fab_id *new_id(struct fab_chan *chan, uint64_t uid, enum rdma_port
 	id->ps = ps;
 	id->qp_type = qp_type;
 	id->psn = (unsigned)rand_r(&fab.rand_state) & 0xffffff;
+	/* cma_set_qkey: a UD id of a RoCE port uses the well-known one. */
+	id->qkey = qp_type == IBV_QPT_UD ? RDMA_UDP_QKEY : 0;
 	id->next_live = fab.live;
 	fab.live = id;
 	fab.nlive++;
@@ -379,6 +390,8 @@ static struct fab_id *find_listener(const struct fab_id *active, struct fab_devi
 }
 
 static void send_req(struct fab_id *active, int unused);
+static void sidr_answer(struct fab_id *active, int status, const struct fab_conn_param *rep,
+			const struct fab_id *passive);
 
 /* The REQ went unanswered: send it again after the CM's timeout, or, after
  * the last try, give up with UNREACHABLE. */
@@ -396,7 +409,8 @@ static void retry_req(struct fab_id *active)
 static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *active,
 				     struct fab_device *dev)
 {
-	struct fab_id *conn = new_id(listener->chan, 0, active->ps, active->qp_type);
+	/* Its QP type is the listener's: an XRC initiator reaches a target. */
+	struct fab_id *conn = new_id(listener->chan, 0, active->ps, listener->qp_type);
 
 	if (!conn)
 		return NULL;
@@ -427,12 +441,19 @@ static void send_req(struct fab_id *active, int unused)
 	struct fab_conn_param req;
 	int reason;
 
+	bool ud = active->qp_type == IBV_QPT_UD;
+
 	if (!dev)
 		dev = active->dev;
 	if (active->cm != CM_REQ_SENT)
 		return;
 	active->req_sends++;
 	listener = find_listener(active, dev, &reason);
+	if (!listener && ud) {
+		/* cm_sidr_req_handler: nobody serves the id. */
+		sidr_answer(active, SIDR_UNSUPPORTED, NULL, NULL);
+		return;
+	}
 	if (!listener) {
 		reject_request(active, reason);
 		return;
@@ -448,8 +469,32 @@ static void send_req(struct fab_id *active, int unused)
 	}
 	active->peer = conn;
 	listener->pending_requests++;
-	req = received(&active->sent, REQ_PRIVATE);
+	req = received(&active->sent, ud ? SIDR_REQ_PRIVATE : REQ_PRIVATE);
 	fab_queue_event(listener, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &req, conn);
+}
+
+/* cma_sidr_rep_handler: the active side of a UD id learns the answer. A
+ * success is ESTABLISHED, with the address of the peer's QP and the Q_Key
+ * to use; anything else is UNREACHABLE with the REP's status. Either way
+ * the exchange is over: a SIDR leaves no connection behind. */
+static void sidr_answer(struct fab_id *active, int status, const struct fab_conn_param *rep,
+			const struct fab_id *passive)
+{
+	struct fab_conn_param p = { .private_data_len = SIDR_REP_PRIVATE };
+	struct fab_queued *q;
+
+	if (rep)
+		memcpy(p.private_data, rep->private_data, rep->private_data_len);
+	active->cm = CM_IDLE;
+	active->peer = NULL;
+	fab_timer_cancel(active);
+	q = fab_queue_event(active, status ? RDMA_CM_EVENT_UNREACHABLE : RDMA_CM_EVENT_ESTABLISHED,
+			    status, &p, NULL);
+	if (q && !status) {
+		fab_fill_ah(active, NULL, &q->ev.ud.ah_attr);
+		q->ev.ud.qp_num = rep->qp_num;
+		q->ev.ud.qkey = passive->qkey;
+	}
 }
 
 int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
@@ -459,11 +504,8 @@ int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
 	fab_lock();
 	if (!id->dev || id->state != ST_ROUTE_RESOLVED) {
 		err = -EINVAL;
-	} else if (id->qp_type == IBV_QPT_UD) {
-		/* A known gap, said plainly rather than faked. */
-		mock_log("rdma_connect: UD (SIDR) connections are not modelled by the mock");
-		err = -EOPNOTSUPP;
-	} else if (param->private_data_len > REQ_PRIVATE) {
+	} else if (param->private_data_len >
+		   (id->qp_type == IBV_QPT_UD ? SIDR_REQ_PRIVATE : REQ_PRIVATE)) {
 		err = -EINVAL;
 	} else {
 		id->state = ST_CONNECT;
@@ -490,6 +532,19 @@ static void enter_timewait(struct fab_id *id);
 static void reject_locked(struct fab_id *id, int reason, const void *data, uint8_t len)
 {
 	bool after_rep = id->cm == CM_REP_SENT;
+
+	/* A UD request is answered by a SIDR REP that says no. */
+	if (id->qp_type == IBV_QPT_UD) {
+		struct fab_conn_param rep = { .private_data_len = len };
+
+		if (data && len)
+			memcpy(rep.private_data, data, len);
+		if (id->peer)
+			sidr_answer(id->peer, SIDR_REJECT, &rep, id);
+		id->peer = NULL;
+		id->cm = CM_IDLE;
+		return;
+	}
 
 	send_rej(id, reason, data, len);
 	if (after_rep)
@@ -546,6 +601,17 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 	peer = id->peer;
 	if (!id->dev || id->state != ST_CONNECT) {
 		err = -EINVAL;
+	} else if (id->qp_type == IBV_QPT_UD) {
+		/* cma_send_sidr_rep: the answer to a SIDR REQ. */
+		if (!param || id->cm != CM_REQ_RCVD || !peer || param->private_data_len > SIDR_REP_PRIVATE) {
+			err = -EINVAL;
+		} else {
+			id->sent = *param;
+			id->uid = uid;
+			id->cm = CM_IDLE;
+			id->peer = NULL;
+			sidr_answer(peer, 0, param, id);
+		}
 	} else if (param && (id->cm != CM_REQ_RCVD || !peer || param->private_data_len > REP_PRIVATE)) {
 		err = -EINVAL;
 	} else if (!param && (id->cm != CM_REP_RCVD || !peer)) {
@@ -557,9 +623,13 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 		id->cm = CM_REP_SENT;
 		deliver_rep(id, peer);
 	} else {
+		/* The RTU. A passive side that rdma_notify established already
+		 * drops it (cm_rtu_handler). */
 		id->cm = CM_ESTABLISHED;
-		peer->cm = CM_ESTABLISHED;
-		fab_queue_event(peer, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
+		if (peer->cm != CM_ESTABLISHED) {
+			peer->cm = CM_ESTABLISHED;
+			fab_queue_event(peer, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
+		}
 	}
 	if (err && id->dev && id->state == ST_CONNECT && may_reject(id))
 		reject_locked(id, REJ_CONSUMER_DEFINED, NULL, 0);
@@ -576,7 +646,8 @@ int fab_reject(struct fab_id *id, const void *data, uint8_t len, uint8_t reason)
 	if (!reason)
 		reason = REJ_CONSUMER_DEFINED;
 	fab_lock();
-	if (!id->dev || !may_reject(id) || len > REJ_PRIVATE ||
+	if (!id->dev || !may_reject(id) ||
+	    len > (id->qp_type == IBV_QPT_UD ? SIDR_REP_PRIVATE : REJ_PRIVATE) ||
 	    (reason != REJ_CONSUMER_DEFINED && reason != REJ_VENDOR_OPTION_NOT_SUPPORTED))
 		err = -EINVAL;
 	else
@@ -662,6 +733,15 @@ int fab_disconnect(struct fab_id *id)
 /* cm_destroy_id: what a dying id says to its peer. */
 static void say_goodbye(struct fab_id *id)
 {
+	/* A SIDR REQ being served is refused; one sent is forgotten. */
+	if (id->qp_type == IBV_QPT_UD) {
+		if (id->cm == CM_REQ_RCVD)
+			reject_locked(id, SIDR_REJECT, NULL, 0);
+		if (id->peer)
+			id->peer->peer = NULL;
+		id->peer = NULL;
+		return;
+	}
 	switch (id->cm) {
 	case CM_REQ_SENT:
 		send_rej(id, REJ_TIMEOUT, NULL, 0);
@@ -690,6 +770,7 @@ void fab_destroy_unreported_locked(struct fab_id *id)
 	struct fab_id **pos;
 
 	say_goodbye(id);
+	fab_leave_all_locked(id);
 	fab_drop_request(id);
 	fab_timer_cancel(id);
 	if (id->chan)
@@ -792,14 +873,23 @@ int fab_set_option(struct fab_id *id, int level, int optname, const void *optval
 #define ROCE_HOP_LIMIT 64
 
 /* The address vector to the peer: RoCE always carries a GRH. */
-static void fill_ah(const struct fab_id *id, struct ibv_ah_attr *ah)
+void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_ah_attr *ah)
 {
-	int index = topology_gid_index(id->dev, (const struct sockaddr *)&id->src);
-
+	memset(ah, 0, sizeof *ah);
 	ah->is_global = 1;
 	ah->port_num = 1;
-	fab_addr_to_gid((const struct sockaddr *)&id->dst, &ah->grh.dgid);
-	ah->grh.sgid_index = (uint8_t)(index > 0 ? index : 0);
+	if (dgid) {
+		ah->grh.dgid = *dgid;
+	} else {
+		/* cma_get_roce_udp_flow_label: the path's flow label hashes the
+		 * ports (measured on rxe: sport * 31 + dport). */
+		uint32_t sport = fab_addr_port((const struct sockaddr *)&id->src);
+		uint32_t dport = fab_addr_port((const struct sockaddr *)&id->dst);
+
+		fab_addr_to_gid((const struct sockaddr *)&id->dst, &ah->grh.dgid);
+		ah->grh.flow_label = (sport * 31 + dport) & 0xfffff;
+	}
+	ah->grh.sgid_index = (uint8_t)topology_gid_index(id->dev, (const struct sockaddr *)&id->src);
 	ah->grh.hop_limit = ROCE_HOP_LIMIT;
 	ah->grh.traffic_class = id->tos;
 }
@@ -848,11 +938,11 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 		if (!connected)
 			return -EINVAL;
 		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		fill_ah(id, &attr->ah_attr);
+		fab_fill_ah(id, NULL, &attr->ah_attr);
 		attr->path_mtu = IBV_MTU_1024;
 		attr->dest_qp_num = id->got.qp_num;
 		attr->rq_psn = id->got.starting_psn;
-		if (id->qp_type == IBV_QPT_RC) {
+		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_RECV) {
 			*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 			attr->max_dest_rd_atomic = responder;
 			attr->min_rnr_timer = 0;
@@ -865,16 +955,22 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 		if (!connected)
 			return -EINVAL;
 		attr->sq_psn = id->psn;
-		if (id->qp_type == IBV_QPT_RC) {
+		/* cm_init_qp_rts_attr: the retry counts and depth for who sends
+		 * requests (RC, the XRC initiator), the timeout for them and the
+		 * XRC target. */
+		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND) {
 			const struct fab_conn_param *req = id->initiator ? &id->sent : &id->got;
 			const struct fab_conn_param *rep = id->initiator ? &id->got : &id->sent;
 
-			*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				 IBV_QP_MAX_QP_RD_ATOMIC;
-			attr->timeout = ROCE_ACK_TIMEOUT;
+			*mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 			attr->retry_cnt = req->retry_count;
 			attr->rnr_retry = rep->rnr_retry_count;
 			attr->max_rd_atomic = initiator;
+		}
+		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND ||
+		    id->qp_type == IBV_QPT_XRC_RECV) {
+			*mask |= IBV_QP_TIMEOUT;
+			attr->timeout = ROCE_ACK_TIMEOUT;
 		}
 		return 0;
 	default:
@@ -919,6 +1015,35 @@ int fab_resolve_ib_service(struct fab_id *id)
 
 	fab_lock();
 	err = id->dev ? -EOPNOTSUPP : -EINVAL;
+	fab_unlock();
+	return err;
+}
+
+/* ---------------------------------------------------------------- notify */
+
+/* ib_cm_notify: COMM_EST, a passive side that got data before the RTU,
+ * establishes its connection now (cm_establish): ESTABLISHED follows and
+ * the RTU, when it comes, is dropped. LID_CHANGE and PATH_MIG are taken;
+ * any other event is -EINVAL, as is an id with no CM exchange. */
+int fab_notify(struct fab_id *id, enum ibv_event_type event)
+{
+	int err = 0;
+
+	fab_lock();
+	if (!id->has_cm) {
+		err = -EINVAL;
+	} else if (event == IBV_EVENT_COMM_EST) {
+		if (id->cm == CM_ESTABLISHED)
+			err = -EISCONN;
+		else if (id->cm != CM_REP_SENT)
+			err = -EINVAL;
+		else {
+			id->cm = CM_ESTABLISHED;
+			fab_queue_event(id, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
+		}
+	} else if (event != IBV_EVENT_LID_CHANGE && event != IBV_EVENT_PATH_MIG) {
+		err = -EINVAL;
+	}
 	fab_unlock();
 	return err;
 }

@@ -65,6 +65,16 @@ struct fab_conn_param {
 	uint8_t srq;
 	uint32_t qp_num;
 	uint32_t starting_psn; /* filled by the fabric: the sender's first PSN */
+	uint32_t ece_vendor_id; /* Enhanced Connection Establishment, carried as is */
+	uint32_t ece_options;
+};
+
+/* What a UD event carries (SIDR REP, multicast join): how to reach the
+ * peer or the group. */
+struct fab_ud_param {
+	struct ibv_ah_attr ah_attr;
+	uint32_t qp_num;
+	uint32_t qkey;
 };
 
 struct fab_event {
@@ -74,6 +84,8 @@ struct fab_event {
 	int status;
 	struct fab_conn_param param;
 	uint64_t arg;             /* USER and INTERNAL events */
+	struct fab_ud_param ud;   /* ESTABLISHED of a UD id, MULTICAST_JOIN */
+	uint64_t mc_uid;          /* MULTICAST_*: the join's cookie */
 };
 
 /* What librdmacm learns by querying an id (UCMA_QUERY_ADDR/ROUTE). */
@@ -114,6 +126,15 @@ int fab_connect(struct fab_id *id, const struct fab_conn_param *param);
 int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *param);
 int fab_reject(struct fab_id *id, const void *data, uint8_t len, uint8_t reason);
 int fab_disconnect(struct fab_id *id);
+/* rdma_join_multicast and rdma_leave_multicast of a UD id, each join named
+ * by its cookie (mc_uid); MULTICAST_JOIN follows a join. join_flags are
+ * RDMA_MC_JOIN_FLAG_*. */
+int fab_join_multicast(struct fab_id *id, const struct sockaddr *addr, uint16_t join_flags,
+		       uint64_t mc_uid);
+int fab_leave_multicast(struct fab_id *id, uint64_t mc_uid);
+/* rdma_notify: the IB CM's ib_cm_notify (COMM_EST establishes a passive
+ * id whose RTU has not come yet). */
+int fab_notify(struct fab_id *id, enum ibv_event_type event);
 int fab_set_option(struct fab_id *id, int level, int optname, const void *optval, size_t optlen);
 /* rdma_init_qp_attr: the attributes and mask for attr->qp_state. */
 int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask);
@@ -131,6 +152,15 @@ enum fab_cap {
 	FAB_CAP_UDP_SPORT = 1u << 0, /* mlx5 HCA cap rts2rts_qp_udp_sport */
 };
 int fab_device_caps(unsigned serial, uint32_t *caps);
+/* The port's counters, and counting: a UD packet dropped for its Q_Key. */
+int fab_device_counters(unsigned serial, uint32_t *qkey_violations);
+void fab_device_count_qkey_violation(unsigned serial);
+/* The IPv4 header id of the device's next RoCE v2 packet (it counts). */
+uint16_t fab_device_next_ip_id(unsigned serial);
+/* Whether an address handle to dgid can be made: 0 (a device holds it, or
+ * a multicast GID), -ETIMEDOUT (on a device's subnet, nobody answers ARP),
+ * -ENETUNREACH (no route). */
+int fab_neighbour(const union ibv_gid *dgid);
 
 /* ---------------------------------------------------------------- the wire
  *
@@ -160,6 +190,7 @@ struct fab_packet {
 	uint8_t sl;
 	uint32_t dst_qpn;           /* 0xffffff for a multicast group */
 	uint32_t qkey;              /* UD */
+	uint16_t ip_id;             /* RoCE v2 over IPv4: the IP header's id */
 	uint32_t xrc_srqn;          /* XRC: the SRQ at the target */
 	bool with_imm;
 	__be32 imm;
@@ -211,12 +242,15 @@ int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, fab_r
 void fab_qp_destroy(uint32_t qpn);
 /* A new SRQ's number, unique on the fabric (XRC packets name it). */
 int fab_srq_number(uint32_t *srqn);
-/* After a successful modify: the new state, and the remote QP number once
- * RTR sets it (0 keeps what is known). RESET forgets the UDP source port. */
-void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn);
+/* After a successful modify: the new state, the remote QP number once RTR
+ * sets it (0 keeps what is known), and the path's flow label when the AV
+ * was given (NULL keeps it). RESET forgets the UDP source port. */
+void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
+		     const uint32_t *flow_label);
 /* The RoCE v2 UDP source port the QP's packets carry: the one set by
- * mlx5dv_modify_qp_udp_sport, else the kernel's flow-label derivation
- * from the local and remote QP numbers (49152 + 14 bits). */
+ * mlx5dv_modify_qp_udp_sport, else the kernel's derivation from the
+ * path's flow label, or from the local and remote QP numbers when the
+ * path has none (49152 + 14 bits). */
 int fab_qp_set_udp_sport(uint32_t qpn, uint16_t port);
 int fab_qp_udp_sport(uint32_t qpn, uint16_t *port);
 

@@ -20,6 +20,8 @@ struct fab_device {
 	int prefix[FAB_MAX_ADDRS];
 	int users; /* CM ids attached to it */
 	uint32_t caps; /* enum fab_cap bits */
+	uint32_t qkey_violations; /* the port's counter: UD packets with a wrong Q_Key */
+	uint16_t ip_id;           /* the IPv4 id its RoCE v2 packets carry, counting */
 };
 
 /* The kernel's rdma_cm_state, as far as the mock needs it. */
@@ -70,6 +72,8 @@ struct fab_id {
 	bool afonly_set; /* by rdma_set_option, so bind keeps it */
 	bool reuseaddr;
 	uint8_t tos;
+	uint32_t qkey;        /* UD: the Q_Key its SIDR REPs and joins give */
+	struct fab_join *joins; /* UD: its multicast joins (multicast.c) */
 	uint8_t ack_timeout;
 	bool route_resolved;
 	int backlog;
@@ -143,7 +147,8 @@ struct fab_device *topology_device_with_addr(const struct sockaddr *addr);
 struct fab_device *topology_device_on_subnet(const struct sockaddr *addr);
 bool topology_on_subnet_of(const struct fab_device *dev, const struct sockaddr *addr);
 struct fab_device *topology_first_device(void);
-/* The GID table index of one of the device's addresses, -1 if not its own. */
+/* The RoCE v2 GID entry of one of the device's addresses (the default GID's
+ * for an address not its own): the one the CM uses. */
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr);
 bool topology_device_has_gid(unsigned serial, const union ibv_gid *gid);
 int topology_load_locked(const char *spec);
@@ -169,6 +174,21 @@ int port_use(struct fab_id *id, uint16_t port);
 int port_alloc_any(struct fab_id *id);
 int port_check(struct fab_bind *b, struct fab_id *id, bool reuseaddr);
 void port_release(struct fab_id *id);
+
+/* The address vector from id to its peer, or to dgid if not NULL: RoCE
+ * always carries a GRH, from the id's source GID (cm.c). */
+void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_ah_attr *ah);
+
+/* QPs and multicast groups (qp.c, multicast.c); callers hold the lock. */
+bool fab_qp_exists_locked(uint32_t qpn);
+void mcast_forget_qp_locked(uint32_t qpn);
+/* The QPs attached to gid: a malloc()ed array (free it) and its count. */
+size_t mcast_members_locked(const union ibv_gid *gid, uint32_t **qpns);
+struct fab_join;
+void fab_leave_all_locked(struct fab_id *id);
+
+/* The kernel's own ENOTSUPP, which some paths hand to user space as is. */
+#define ENOTSUPP_KERNEL 524
 
 /* Tear an id down as rdma_destroy_id does, lock held (cm.c). */
 void fab_destroy_unreported_locked(struct fab_id *id);

@@ -1,6 +1,6 @@
 /* The fabric's QPs and the wire between them: each QP's number, device,
  * state, remote QP number and the UDP source port RoCE v2 packets would
- * carry; multicast groups; and fab_transmit, which carries one packet from
+ * carry; and fab_transmit, which carries one packet from
  * a requester to the QP (or the group) it is for and brings the answer
  * back. The receiving side is the verbs layer that registered the QP: the
  * fabric only finds it, as a network finds a host. */
@@ -20,6 +20,7 @@ struct fab_qp {
 	enum ibv_qp_type type;
 	enum ibv_qp_state state;
 	uint32_t dest_qpn;
+	uint32_t flow_label; /* of its path (the AV), 0 when none */
 	bool sport_set;
 	uint16_t sport;
 	void *owner;
@@ -64,7 +65,7 @@ int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, fab_r
 	return 0;
 }
 
-static void mcast_forget_qp(uint32_t qpn);
+
 
 /* The QP leaves its multicast groups with it, as a destroyed QP is
  * detached by the kernel. */
@@ -77,12 +78,13 @@ void fab_qp_destroy(uint32_t qpn)
 	qp = *pos;
 	if (qp)
 		*pos = qp->next;
-	mcast_forget_qp(qpn);
+	mcast_forget_qp_locked(qpn);
 	fab_unlock();
 	free(qp);
 }
 
-void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn)
+void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
+		     const uint32_t *flow_label)
 {
 	struct fab_qp *qp;
 
@@ -92,9 +94,12 @@ void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn)
 		qp->state = state;
 		if (dest_qpn)
 			qp->dest_qpn = dest_qpn;
+		if (flow_label)
+			qp->flow_label = *flow_label & 0xfffff;
 		if (state == IBV_QPS_RESET) {
 			qp->sport_set = false;
 			qp->dest_qpn = 0;
+			qp->flow_label = 0;
 		}
 	}
 	fab_unlock();
@@ -115,14 +120,17 @@ int fab_qp_set_udp_sport(uint32_t qpn, uint16_t port)
 }
 
 /* The kernel's rdma_calc_flow_label and rdma_flow_label_to_udp_sport. */
-static uint16_t derived_sport(uint32_t lqpn, uint32_t rqpn)
+static uint16_t derived_sport(uint32_t lqpn, uint32_t rqpn, uint32_t flow_label)
 {
 	uint64_t v = (uint64_t)lqpn * rqpn;
-	uint32_t fl, low;
+	uint32_t fl = flow_label, low;
 
-	v ^= v >> 20;
-	v ^= v >> 40;
-	fl = (uint32_t)(v & 0xfffff);
+	/* The path's flow label when it has one, else one from the QPNs. */
+	if (!fl) {
+		v ^= v >> 20;
+		v ^= v >> 40;
+		fl = (uint32_t)(v & 0xfffff);
+	}
 	low = (fl & 0x3fff) ^ ((fl & 0xfc000) >> 14);
 	return (uint16_t)(low | 0xc000);
 }
@@ -134,97 +142,14 @@ int fab_qp_udp_sport(uint32_t qpn, uint16_t *port)
 	fab_lock();
 	qp = *qp_slot(qpn);
 	if (qp)
-		*port = qp->sport_set ? qp->sport : derived_sport(qp->qpn, qp->dest_qpn);
+		*port = qp->sport_set ? qp->sport : derived_sport(qp->qpn, qp->dest_qpn, qp->flow_label);
 	fab_unlock();
 	return qp ? 0 : -ENOENT;
 }
 
-/* ---------------------------------------------------------------- multicast */
-
-/* The QPs attached to one multicast GID, anywhere on the fabric: every
- * device is on the one network, and a group reaches all its members. */
-struct fab_mcast {
-	struct fab_mcast *next;
-	union ibv_gid gid;
-	uint32_t qpn;
-};
-
-static struct fab_mcast *mcasts;
-
-static struct fab_mcast **mcast_find(const union ibv_gid *gid, uint32_t qpn)
-{
-	struct fab_mcast **pos;
-
-	for (pos = &mcasts; *pos; pos = &(*pos)->next)
-		if ((*pos)->qpn == qpn && !memcmp(&(*pos)->gid, gid, sizeof *gid))
-			break;
-	return pos;
-}
-
-int fab_mcast_attach(uint32_t qpn, const union ibv_gid *gid)
-{
-	struct fab_mcast *m;
-	int err = 0;
-
-	fab_lock();
-	if (!*qp_slot(qpn)) {
-		err = -EINVAL;
-	} else if (!*mcast_find(gid, qpn)) {
-		m = calloc(1, sizeof *m);
-		if (m) {
-			m->gid = *gid;
-			m->qpn = qpn;
-			m->next = mcasts;
-			mcasts = m;
-		} else {
-			err = -ENOMEM;
-		}
-	}
-	fab_unlock();
-	return err;
-}
-
-int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid)
-{
-	struct fab_mcast **pos, *m;
-
-	fab_lock();
-	pos = mcast_find(gid, qpn);
-	m = *pos;
-	if (m)
-		*pos = m->next;
-	fab_unlock();
-	free(m);
-	return m ? 0 : -EINVAL;
-}
-
-static void mcast_forget_qp(uint32_t qpn)
-{
-	struct fab_mcast **pos = &mcasts;
-
-	while (*pos) {
-		struct fab_mcast *m = *pos;
-
-		if (m->qpn == qpn) {
-			*pos = m->next;
-			free(m);
-		} else {
-			pos = &m->next;
-		}
-	}
-}
-
 /* ---------------------------------------------------------------- the wire */
 
-bool fab_gid_is_multicast(const union ibv_gid *gid)
-{
-	/* An IPv6 multicast address, or an IPv4 one as ::ffff:224.0.0.0/4. */
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 
-	if (gid->raw[0] == 0xff)
-		return true;
-	return !memcmp(gid->raw, v4mapped, sizeof v4mapped) && (gid->raw[12] & 0xf0) == 0xe0;
-}
 
 /* Whom a unicast packet reaches: the QP of that number, on a device that
  * holds the destination GID. */
@@ -240,8 +165,8 @@ static struct fab_qp *unicast_target(const struct fab_packet *pkt)
 void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 {
 	struct fab_qp *qp;
-	uint32_t *members = NULL;
-	size_t n = 0, cap = 0;
+	uint32_t *members;
+	size_t n;
 
 	resp->ack = FAB_NO_ANSWER;
 	resp->atomic_orig = 0;
@@ -256,20 +181,7 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 	}
 	/* A copy for every member; the lock is dropped while they take it,
 	 * so the members are looked up again one by one. */
-	for (struct fab_mcast *m = mcasts; m; m = m->next) {
-		if (memcmp(&m->gid, &pkt->dgid, sizeof m->gid))
-			continue;
-		if (n == cap) {
-			uint32_t *more = realloc(members, (cap = cap ? 2 * cap : 8) * sizeof *members);
-
-			if (!more) {
-				mock_log("out of memory: a multicast packet reached only %zu members", n);
-				break;
-			}
-			members = more;
-		}
-		members[n++] = m->qpn;
-	}
+	n = mcast_members_locked(&pkt->dgid, &members);
 	fab_unlock();
 	for (size_t i = 0; i < n; i++) {
 		struct fab_response r = { .ack = FAB_NO_ANSWER };
@@ -296,4 +208,9 @@ int fab_srq_number(uint32_t *srqn)
 		next_srqn = 1;
 	fab_unlock();
 	return 0;
+}
+
+bool fab_qp_exists_locked(uint32_t qpn)
+{
+	return *qp_slot(qpn) != NULL;
 }

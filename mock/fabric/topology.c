@@ -572,11 +572,87 @@ int fab_device_caps(unsigned serial, uint32_t *caps)
 	return dev ? 0 : -ENODEV;
 }
 
-/* The RoCE v2 entry of one of the device's addresses: the one the CM uses. */
+/* See internal.h. */
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr)
 {
 	for (int i = 0; dev && i < dev->naddrs; i++)
 		if (fab_addr_equal((const struct sockaddr *)&dev->addrs[i], addr))
 			return (i + 1) * gid_versions(dev) + gid_versions(dev) - 1;
-	return -1;
+	/* Not one of its own (a loopback source): the default GID's. */
+	return dev ? gid_versions(dev) - 1 : 0;
+}
+
+/* ---------------------------------------------------------------- counters */
+
+int fab_device_counters(unsigned serial, uint32_t *qkey_violations)
+{
+	struct fab_device *dev;
+
+	fab_lock();
+	dev = by_serial(serial);
+	if (dev)
+		*qkey_violations = dev->qkey_violations;
+	fab_unlock();
+	return dev ? 0 : -ENODEV;
+}
+
+void fab_device_count_qkey_violation(unsigned serial)
+{
+	struct fab_device *dev;
+
+	fab_lock();
+	dev = by_serial(serial);
+	if (dev)
+		dev->qkey_violations++;
+	fab_unlock();
+}
+
+uint16_t fab_device_next_ip_id(unsigned serial)
+{
+	struct fab_device *dev;
+	uint16_t id = 0;
+
+	fab_lock();
+	dev = by_serial(serial);
+	if (dev)
+		id = dev->ip_id++;
+	fab_unlock();
+	return id;
+}
+
+/* How the kernel resolves the neighbour an address handle names: a GID
+ * some device holds (or a multicast one) is there; an address on a
+ * device's subnet that nobody holds never answers ARP; anything else has
+ * no route. */
+int fab_neighbour(const union ibv_gid *dgid)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct fab_device *dev;
+	int err = -ENETUNREACH;
+
+	fab_lock();
+	if (fab_gid_is_multicast(dgid)) {
+		err = 0;
+	} else {
+		for (dev = fab.devices; dev && err; dev = dev->next)
+			if (topology_device_has_gid(dev->serial, dgid))
+				err = 0;
+	}
+	if (err) {
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)dgid->raw)) {
+			struct sockaddr_in *in = (void *)&ss;
+
+			in->sin_family = AF_INET;
+			memcpy(&in->sin_addr, &dgid->raw[12], 4);
+		} else {
+			struct sockaddr_in6 *in6 = (void *)&ss;
+
+			in6->sin6_family = AF_INET6;
+			memcpy(&in6->sin6_addr, dgid->raw, 16);
+		}
+		if (topology_device_on_subnet((struct sockaddr *)&ss))
+			err = -ETIMEDOUT;
+	}
+	fab_unlock();
+	return err;
 }

@@ -21,15 +21,30 @@ struct mock_ah *verbs_ah_of(struct ibv_ah *ah, const char *call)
 	return mah;
 }
 
-/* The kernel's checks for a RoCE port: a GRH, a port the device has, and
- * a source GID the port holds. */
+static bool v4mapped_gid(const union ibv_gid *gid)
+{
+	return IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)gid->raw);
+}
+
+/* The kernel's checks for a RoCE port, as measured on rxe: a GRH and a
+ * port the device has (else EINVAL), a source GID that is there (ENODATA
+ * for an empty entry), of the destination's family (an IPv6 or
+ * link-local source for an IPv4 destination is EINVAL), and a neighbour
+ * that answers (ETIMEDOUT when ARP goes unanswered). */
 static int check_ah(struct mock_context *mc, const struct ibv_ah_attr *attr)
 {
-	union ibv_gid gid;
+	union ibv_gid sgid;
+	int err;
 
 	if (attr->port_num != 1 || !attr->is_global)
 		return EINVAL;
-	return verbs_gid(mc, 1, attr->grh.sgid_index, &gid, NULL) ? EINVAL : 0;
+	err = verbs_gid(mc, 1, attr->grh.sgid_index, &sgid, NULL);
+	if (err)
+		return err;
+	if (v4mapped_gid(&sgid) != v4mapped_gid(&attr->grh.dgid) &&
+	    !fab_gid_is_multicast(&attr->grh.dgid))
+		return EINVAL;
+	return -fab_neighbour(&attr->grh.dgid);
 }
 
 MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
@@ -76,8 +91,9 @@ MOCK_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 
 /* ---------------------------------------------------------------- from a completion */
 
-/* The index of gid of that RoCE version on the port; -1 and errno ENOENT
- * (libibverbs' ibv_find_gid_index) when none. */
+/* The index of gid of that RoCE version on the port, as libibverbs'
+ * ibv_find_gid_index searches: entry by entry until one matches or the
+ * table ends (-1, errno EINVAL, as the query past it gives). */
 static int find_gid_index(struct ibv_context *context, uint8_t port, const union ibv_gid *gid,
 			  enum ibv_gid_type type)
 {
@@ -89,7 +105,7 @@ static int find_gid_index(struct ibv_context *context, uint8_t port, const union
 	for (uint32_t i = 0; (ret = verbs_gid(mc, port, i, &g, &t)) != EINVAL; i++)
 		if (!ret && t == type && !memcmp(&g, gid, sizeof g))
 			return (int)i;
-	errno = ENOENT;
+	errno = EINVAL;
 	return -1;
 }
 

@@ -42,40 +42,53 @@ static const struct verbs_profile profiles[] = {
 		.max_mcast_grp = 2097152,
 		.max_mcast_qp_attach = 240,
 		.max_pkeys = 128,
+		.pkey_tbl_len = 128,
 		.local_ca_ack_delay = 16,
 		.max_msg_sz = 0x40000000,
 		.gid_tbl_len = 255,
 		.max_inline_data = 912,
 		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_XRC,
+		.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS,
+		.active_width = 2,  /* 4X */
+		.active_speed = 32, /* 25 Gb/s lanes */
 		.xrc = true,
 		.completion_timestamp = true,
 		.hca_core_clock = 156250,
 	},
+	/* rdma_rxe as measured on Debian 12's kernel 6.1 (ibv_query_device,
+	 * ibv_query_port), less the memory windows it has and the mock has
+	 * not (IBV_DEVICE_MEM_WINDOW, _MEM_MGT_EXTENSIONS, max_mw). */
 	[RDMAMOCK_GENERIC] = {
 		.fw_ver = "0.0.0",
 		.vendor_id = 0xffffff,
 		.vendor_part_id = 0,
 		.hw_ver = 0,
-		.max_qp = 0x10000,
-		.max_qp_wr = 0x4000,
+		.max_qp = 1048560,
+		.max_qp_wr = 1048576,
 		.max_sge = 32,
-		.max_cq = 0x4000,
-		.max_cqe = 0x7fff,
-		.max_mr = 0x40000,
-		.max_pd = 0x7ffc,
-		.max_ah = 0x7ffc,
+		.max_cq = 1048576,
+		.max_cqe = 32767,
+		.max_mr = 524287,
+		.max_pd = 1048576,
+		.max_ah = 32767,
 		.max_qp_rd_atom = 128,
-		.max_srq = 0x3ffff,
-		.max_srq_wr = 0x4000,
+		.max_srq = 917503,
+		.max_srq_wr = 1048576,
 		.max_srq_sge = 27,
 		.max_mcast_grp = 8192,
 		.max_mcast_qp_attach = 56,
 		.max_pkeys = 64,
+		.pkey_tbl_len = 1,
 		.local_ca_ack_delay = 15,
 		.max_msg_sz = 0x800000,
 		.gid_tbl_len = 1024,
 		.max_inline_data = 512,
-		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_SRQ_RESIZE,
+		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_AUTO_PATH_MIG | IBV_DEVICE_CHANGE_PHY_PORT |
+				    IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_SRQ_RESIZE,
+		.port_cap_flags = IBV_PORT_CM_SUP,
+		.active_width = 1, /* 1X */
+		.active_speed = 1, /* 2.5 Gb/s */
+		.srq_resize = true,
 	},
 };
 
@@ -368,15 +381,20 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 		.max_mtu = IBV_MTU_4096,
 		.active_mtu = IBV_MTU_1024,
 		.gid_tbl_len = p->gid_tbl_len,
-		.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS,
+		.port_cap_flags = p->port_cap_flags,
 		.max_msg_sz = p->max_msg_sz,
-		.pkey_tbl_len = p->max_pkeys,
+		.pkey_tbl_len = p->pkey_tbl_len,
 		.max_vl_num = 1,
-		.active_width = 2,  /* 4x */
-		.active_speed = 32, /* 25 Gb/s lanes */
+		.active_width = p->active_width,
+		.active_speed = p->active_speed,
 		.phys_state = 5,    /* LinkUp */
 		.link_layer = IBV_LINK_LAYER_ETHERNET,
+		.flags = IBV_QPF_GRH_REQUIRED, /* RoCE */
 	};
+	uint32_t qkey_violations = 0;
+
+	fab_device_counters(mc->mdev->serial, &qkey_violations);
+	a.qkey_viol_cntr = qkey_violations;
 
 	if (mock_fault(FAULT_NAME(LIB, "ibv_query_port"), &errno))
 		return errno;
@@ -531,7 +549,7 @@ MOCK_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, in
 
 	FAULT_MINUS1(LIB, "ibv_query_pkey");
 	MOCK_REQUIRE(pkey, "ibv_query_pkey", "pkey is NULL (upstream writes it)");
-	if (port_num != 1 || index < 0 || index >= p->max_pkeys)
+	if (port_num != 1 || index < 0 || index >= p->pkey_tbl_len)
 		return mock_errno(ENOENT);
 	*pkey = index == 0 ? htobe16(0xffff) : 0;
 	return 0;

@@ -19,6 +19,9 @@
 
 #define LIB "ibverbs"
 
+/* The ports' active MTU, IBV_MTU_1024, in bytes. */
+#define UD_MTU 1024
+
 /* ---------------------------------------------------------------- receives */
 
 int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t max_wr,
@@ -251,8 +254,12 @@ static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fa
 
 		path = &mah->attr;
 		pkt->dst_qpn = wr->wr.ud.remote_qpn & 0xffffff;
-		/* A qkey with the high bit set means the QP's own (IBA 10.2.5). */
-		pkt->qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? mqp->attr.qkey : wr->wr.ud.remote_qkey;
+		/* A qkey with the high bit set means the QP's own (IBA 10.2.5):
+		 * mlx5 does so; rxe sends the value as given (measured on 6.1
+		 * and 7.2: the receiver counts a Q_Key violation). */
+		pkt->qkey = wr->wr.ud.remote_qkey;
+		if ((pkt->qkey & 0x80000000u) && mqp->personality == RDMAMOCK_MLX5)
+			pkt->qkey = mqp->attr.qkey;
 	} else if (mqp->qp.qp_type == IBV_QPT_XRC_SEND) {
 		pkt->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	}
@@ -315,6 +322,11 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 		return IBV_WC_LOC_LEN_ERR;
 	if (!address(mqp, wr, &pkt))
 		return IBV_WC_LOC_QP_OP_ERR;
+	/* A UD message is one packet: over the port's MTU (1024 bytes) it
+	 * never arrives, and the sender is not told (measured on rxe). */
+	if (mqp->qp.qp_type == IBV_QPT_UD && len > UD_MTU)
+		return IBV_WC_SUCCESS;
+	pkt.ip_id = fab_device_next_ip_id(mqp->dev_serial);
 	if (pkt.op == FAB_OP_WRITE || pkt.op == FAB_OP_READ) {
 		pkt.raddr = wr->wr.rdma.remote_addr;
 		pkt.rkey = wr->wr.rdma.rkey;
@@ -362,6 +374,11 @@ static void complete_send(struct mock_qp *mqp, const struct ibv_send_wr *wr,
 		.qp_num = mqp->qp.qp_num,
 	};
 
+	/* rxe marks the sender's completion of a request with immediate data
+	 * too (measured on 6.1 and 7.2); mlx5 does not. */
+	if (status == IBV_WC_SUCCESS && mqp->personality != RDMAMOCK_MLX5 &&
+	    (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM))
+		wc.wc_flags = IBV_WC_WITH_IMM;
 	verbs_cq_add(mqp->scq, &wc, mqp, true, sq_mark, false);
 }
 

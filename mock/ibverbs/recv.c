@@ -38,7 +38,9 @@ static bool v4mapped(const union ibv_gid *gid)
 	return IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)gid->raw);
 }
 
-static void build_grh(const struct fab_packet *pkt, uint8_t *grh)
+/* rxe hands the IPv4 header over with its checksum field 0 (measured on
+ * kernels 6.1 and 7.2); mlx5 writes the header as it came, checksummed. */
+static void build_grh(const struct mock_qp *mqp, const struct fab_packet *pkt, uint8_t *grh)
 {
 	memset(grh, 0, GRH_BYTES);
 	if (pkt->gid_type == IBV_GID_TYPE_ROCE_V2 && v4mapped(&pkt->sgid)) {
@@ -47,6 +49,7 @@ static void build_grh(const struct fab_packet *pkt, uint8_t *grh)
 			.ihl = 5,
 			.tos = pkt->traffic_class,
 			.tot_len = htons((uint16_t)(20 + ROCE_V2_OVERHEAD + pkt->len)),
+			.id = htons(pkt->ip_id),
 			.frag_off = htons(IP_DF),
 			.ttl = pkt->hop_limit,
 			.protocol = IPPROTO_UDP,
@@ -54,7 +57,8 @@ static void build_grh(const struct fab_packet *pkt, uint8_t *grh)
 
 		memcpy(&ip.saddr, &pkt->sgid.raw[12], 4);
 		memcpy(&ip.daddr, &pkt->dgid.raw[12], 4);
-		ip.check = ipv4_checksum(&ip);
+		if (mqp->personality == RDMAMOCK_MLX5)
+			ip.check = ipv4_checksum(&ip);
 		memcpy(grh + 20, &ip, sizeof ip);
 	} else {
 		struct ibv_grh g = {
@@ -141,12 +145,19 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited);
 }
 
-/* A responder error moves the QP to ERR (RC, UC, XRC) and NAKs on RC. */
+/* A responder error moves the QP to ERR, and NAKs where there are
+ * answers. mlx5's firmware also raises the affiliated event (mlx5_ib maps
+ * WQ_ACCESS_ERROR to IBV_EVENT_QP_ACCESS_ERR and WQ_INVAL_REQ_ERROR to
+ * IBV_EVENT_QP_REQ_ERR); rxe raises none (measured on 6.1 and 7.2). */
 static void responder_error(struct mock_qp *mqp, struct fab_response *resp, enum fab_ack nak)
 {
+	verbs_qp_error(mqp, IBV_QPS_ERR);
 	if (mqp->qp.qp_type == IBV_QPT_UD)
 		return;
-	verbs_qp_error(mqp, IBV_QPS_ERR);
+	if (mqp->personality == RDMAMOCK_MLX5 && nak == FAB_NAK_ACCESS)
+		verbs_async_qp(mqp, IBV_EVENT_QP_ACCESS_ERR);
+	else if (mqp->personality == RDMAMOCK_MLX5 && nak == FAB_NAK_INV_REQ)
+		verbs_async_qp(mqp, IBV_EVENT_QP_REQ_ERR);
 	resp->ack = nak;
 }
 
@@ -178,17 +189,21 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 			verbs_rq_drop(&(struct recv_queue){ .head = w, .tail = w, .count = 1 });
 			return;
 		}
-		build_grh(pkt, buf);
+		build_grh(mqp, pkt, buf);
 		memcpy(msg, buf, GRH_BYTES);
 		memcpy(msg + GRH_BYTES, pkt->payload, len);
 		len += GRH_BYTES;
 		status = verbs_scatter(mqp->mpd, w->sge, w->num_sge, msg, len);
 		free(msg);
+		/* A UD message longer than the receive: rxe on Linux 6.1 reports
+		 * a local QP operation error (7.2 drops it); mlx5 a length error. */
+		if (status == IBV_WC_LOC_LEN_ERR && mqp->personality != RDMAMOCK_MLX5)
+			status = IBV_WC_LOC_QP_OP_ERR;
 	} else {
 		status = verbs_scatter(mqp->mpd, w->sge, w->num_sge, pkt->payload, len);
 	}
 	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt);
-	if (status == IBV_WC_LOC_LEN_ERR)
+	if (status == IBV_WC_LOC_LEN_ERR || status == IBV_WC_LOC_QP_OP_ERR)
 		responder_error(mqp, resp, FAB_NAK_INV_REQ);
 	else if (status != IBV_WC_SUCCESS)
 		responder_error(mqp, resp, FAB_NAK_OP);
@@ -285,9 +300,12 @@ void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_resp
 	if (mqp->magic != VERBS_QP_MAGIC || !same_transport(mqp, pkt) || !receiving(mqp) ||
 	    !from_peer(mqp, pkt))
 		return;
-	/* A UD packet with another Q_Key is dropped (IBA 10.2.5). */
-	if (mqp->qp.qp_type == IBV_QPT_UD && pkt->qkey != mqp->attr.qkey)
+	/* A UD packet with another Q_Key is dropped, and the port counts it
+	 * (IBA 10.2.5; qkey_viol_cntr, as rxe counts it). */
+	if (mqp->qp.qp_type == IBV_QPT_UD && pkt->qkey != mqp->attr.qkey) {
+		fab_device_count_qkey_violation(mqp->dev_serial);
 		return;
+	}
 	switch (pkt->op) {
 	case FAB_OP_SEND:
 		receive_send(mqp, pkt, resp);

@@ -44,15 +44,13 @@ struct mock_srq *verbs_srq_by_num(uint32_t srq_num)
 	return m;
 }
 
-/* Queue sizes as the device grants them: mlx5 rounds a queue up to a power
- * of two and reports one less (a slot tells full from empty); rxe grants
- * what was asked. */
-static uint32_t granted_wr(enum rdmamock_personality p, uint32_t max_wr)
+/* Queue sizes as the devices grant them: a power of two, reported one
+ * less (a slot tells full from empty), as ibv_query_srq shows on rxe and
+ * mlx5 alike. */
+static uint32_t granted_wr(uint32_t max_wr)
 {
 	uint32_t n = 1;
 
-	if (p != RDMAMOCK_MLX5)
-		return max_wr;
 	while (n < max_wr + 1)
 		n <<= 1;
 	return n - 1;
@@ -98,7 +96,8 @@ static int check_srq(struct ibv_context *ctx, const struct ibv_srq_init_attr_ex 
 	     !(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !init->cq))
 		return EINVAL;
 	if (!init->attr.max_wr || init->attr.max_wr > (uint32_t)p->max_srq_wr ||
-	    init->attr.max_sge > (uint32_t)p->max_srq_sge || init->attr.srq_limit > init->attr.max_wr)
+	    init->attr.max_sge > (uint32_t)p->max_srq_sge ||
+	    init->attr.srq_limit > granted_wr(init->attr.max_wr))
 		return EINVAL;
 	return 0;
 }
@@ -126,7 +125,7 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 		msrq->xrcd = xrcd_of(init->xrcd, "ibv_create_srq_ex");
 		msrq->cq = verbs_cq_of(init->cq, "ibv_create_srq_ex");
 	}
-	msrq->attr.max_wr = granted_wr(mc->mdev->personality, init->attr.max_wr);
+	msrq->attr.max_wr = granted_wr(init->attr.max_wr);
 	msrq->attr.max_sge = init->attr.max_sge ? init->attr.max_sge : 1;
 	msrq->attr.srq_limit = init->attr.srq_limit;
 	msrq->srq.context = ctx;
@@ -145,8 +144,10 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 	msrq->next = srqs;
 	srqs = msrq;
 	pthread_mutex_unlock(&verbs_lock);
-	/* The kernel reports what it granted. */
-	init->attr.max_wr = msrq->attr.max_wr;
+	/* What the caller learns at once: mlx5's provider writes back what it
+	 * granted; rxe only the one scatter entry it makes of none. */
+	if (mc->mdev->personality == RDMAMOCK_MLX5)
+		init->attr.max_wr = msrq->attr.max_wr;
 	init->attr.max_sge = msrq->attr.max_sge;
 	return &msrq->srq;
 }
@@ -178,24 +179,38 @@ struct ibv_srq *verbs_create_srq_ex(struct ibv_context *context, struct ibv_srq_
 	return create_srq(context, attr);
 }
 
-/* Arming the limit (IBV_SRQ_LIMIT) is all the devices allow: rxe and mlx5
- * refuse a resize (IBV_SRQ_MAX_WR) of a live SRQ. */
+/* Arming the limit (IBV_SRQ_LIMIT, no more than the queue holds), and on
+ * a device that can (rxe, IBV_DEVICE_SRQ_RESIZE) a new size: not 0, not
+ * over the device's limit, not below what is posted; mlx5 refuses a
+ * resize (EINVAL). */
 MOCK_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_modify_srq");
+	const struct verbs_profile *p;
+	uint32_t max_wr;
 	int err = 0;
 
 	FAULT_POSITIVE(LIB, "ibv_modify_srq");
 	MOCK_REQUIRE(attr, "ibv_modify_srq", "srq_attr is NULL (upstream reads it)");
+	p = verbs_profile_of(verbs_context_of(srq->context, "ibv_modify_srq")->mdev->personality);
 	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
 		return EINVAL;
 	pthread_mutex_lock(&verbs_lock);
-	if (mask & IBV_SRQ_MAX_WR)
+	max_wr = msrq->attr.max_wr;
+	if (mask & IBV_SRQ_MAX_WR) {
+		if (!p->srq_resize || !attr->max_wr || attr->max_wr > (uint32_t)p->max_srq_wr ||
+		    attr->max_wr < msrq->rq.count)
+			err = EINVAL;
+		else
+			max_wr = granted_wr(attr->max_wr);
+	}
+	if (!err && (mask & IBV_SRQ_LIMIT) && attr->srq_limit > max_wr)
 		err = EINVAL;
-	else if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit > msrq->attr.max_wr)
-		err = EINVAL;
-	else if (mask & IBV_SRQ_LIMIT)
-		msrq->attr.srq_limit = attr->srq_limit;
+	if (!err) {
+		msrq->attr.max_wr = max_wr;
+		if (mask & IBV_SRQ_LIMIT)
+			msrq->attr.srq_limit = attr->srq_limit;
+	}
 	pthread_mutex_unlock(&verbs_lock);
 	return err;
 }

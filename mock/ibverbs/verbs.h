@@ -47,12 +47,16 @@ struct verbs_profile {
 	int max_mcast_grp;
 	int max_mcast_qp_attach;
 	uint16_t max_pkeys;
+	uint16_t pkey_tbl_len;     /* the port's: rxe has 1 entry though max_pkeys is 64 */
 	uint8_t local_ca_ack_delay;
 	uint32_t max_msg_sz;
 	int gid_tbl_len;
 	uint32_t max_inline_data;
 	unsigned device_cap_flags;
+	uint32_t port_cap_flags;
+	uint8_t active_width, active_speed;
 	bool xrc;                  /* XRC domains, SRQs and QPs */
+	bool srq_resize;           /* ibv_modify_srq(IBV_SRQ_MAX_WR): rxe yes, mlx5 no */
 	bool completion_timestamp; /* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP */
 	uint64_t hca_core_clock;   /* kHz, when there are timestamps */
 };

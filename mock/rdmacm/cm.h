@@ -21,6 +21,7 @@ struct cma_device {
 	__be64 guid;
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
+	struct ibv_xrcd *xrcd; /* opened for the first XRC QP or SRQ; kept */
 	int refcnt;
 	uint8_t max_initiator_depth;
 	uint8_t max_responder_resources;
@@ -52,12 +53,29 @@ struct cm_id {
 	 * result until rdma_query_addrinfo hands it over. */
 	bool resolving_ai;
 	struct rdma_addrinfo *resolved_ai;
+	/* Enhanced Connection Establishment: what this side offers, and what
+	 * the peer's REQ or REP carried. */
+	struct ibv_ece local_ece, remote_ece;
+	struct cm_mc *mc_list; /* multicast joins (multicast.c) */
+};
+
+/* One multicast join of an id, until rdma_leave_multicast. */
+struct cm_mc {
+	struct cm_mc *next;
+	struct cm_id *owner;
+	void *context;
+	struct sockaddr_storage addr;
+	uint16_t join_flags;
+	union ibv_gid mgid; /* from MULTICAST_JOIN: what the QP is attached to */
+	uint16_t mlid;
+	bool attached;
 };
 
 struct cm_event {
 	struct rdma_cm_event event;
 	uint8_t private_data[FAB_PRIVATE_DATA_MAX];
 	struct cm_id *owner; /* whose acknowledgement this is */
+	struct cm_mc *mc;    /* MULTICAST_*: the join it answers */
 };
 
 /* Checked conversions: abort naming the call on garbage or destroyed ids,
@@ -86,9 +104,22 @@ void cm_free_id(struct cm_id *cid);
 int cm_connect_qp(struct cm_id *cid);
 int cm_accept_qp(struct cm_id *cid);
 int cm_qp_to_err(struct cm_id *cid);
+/* The connect response of an id with a QP: ECE, then RTR, RTS and the RTU
+ * (ucma_process_conn_resp_ece). 0, or -1 with errno. */
+int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep);
+/* librdmacm's one XRC domain per device, opened on first use. */
+struct ibv_xrcd *cm_get_xrcd(struct cm_id *cid);
+/* MULTICAST_JOIN: attach the id's QP to the group unless send-only. */
+int cm_process_join(struct cm_event *evt);
+/* The id goes: forget its joins (the fabric leaves them with the id). */
+void cm_free_joins(struct cm_id *cid);
 /* rdma_create_id with an explicit QP type (upstream's rdma_create_id2). */
 int cm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		 enum rdma_port_space ps, enum ibv_qp_type qp_type);
+
+/* ucma_addrlen: the size of an AF_INET or AF_INET6 address, else 0 (the
+ * mock's kernel has no AF_IB, as if ucma_set_af_ib_support found none). */
+socklen_t cm_addr_len(const struct sockaddr *addr);
 
 /* -1 with errno from a negative errno. */
 static inline int cm_err(int negative_errno)

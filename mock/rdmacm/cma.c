@@ -164,6 +164,9 @@ static void put_device(struct cma_device *d)
 	if (!--d->refcnt && d->pd) {
 		ibv_dealloc_pd(d->pd);
 		d->pd = NULL;
+		if (d->xrcd)
+			ibv_close_xrcd(d->xrcd);
+		d->xrcd = NULL;
 	}
 	pthread_mutex_unlock(&devices_lock);
 }
@@ -288,6 +291,7 @@ void cm_free_id(struct cm_id *cid)
 	free(cid->connect);
 	free(cid->qp_init_attr);
 	rdma_freeaddrinfo(cid->resolved_ai);
+	cm_free_joins(cid);
 	cid->magic = CM_DEAD_MAGIC;
 	free(cid);
 }
@@ -395,7 +399,7 @@ MOCK_EXPORT int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel
 
 /* ---------------------------------------------------------------- queries */
 
-static socklen_t addr_len(const struct sockaddr *addr)
+socklen_t cm_addr_len(const struct sockaddr *addr)
 {
 	if (!addr)
 		return 0;
@@ -414,8 +418,8 @@ int cm_query_addr(struct cm_id *cid)
 	struct fab_route r;
 
 	fab_query_route(cid->fid, &r);
-	memcpy(&id->route.addr.src_addr, &r.src, addr_len((struct sockaddr *)&r.src));
-	memcpy(&id->route.addr.dst_addr, &r.dst, addr_len((struct sockaddr *)&r.dst));
+	memcpy(&id->route.addr.src_addr, &r.src, cm_addr_len((struct sockaddr *)&r.src));
+	memcpy(&id->route.addr.dst_addr, &r.dst, cm_addr_len((struct sockaddr *)&r.dst));
 	if (!cid->cma_dev && r.node_guid) {
 		if (cm_get_device(cid, r.node_guid))
 			return -1;
@@ -496,7 +500,7 @@ MOCK_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	int err;
 
 	FAULT_MINUS1(LIB, "rdma_bind_addr");
-	if (!addr_len(addr))
+	if (!cm_addr_len(addr))
 		return mock_errno(EINVAL);
 	cid = cm_id_of(id, "rdma_bind_addr");
 	err = fab_bind(cid->fid, addr);
@@ -511,12 +515,12 @@ MOCK_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 MOCK_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 				  struct sockaddr *dst_addr, int timeout_ms)
 {
-	socklen_t dst_len = addr_len(dst_addr);
+	socklen_t dst_len = cm_addr_len(dst_addr);
 	struct cm_id *cid;
 	int err;
 
 	FAULT_MINUS1(LIB, "rdma_resolve_addr");
-	if (!dst_len || (src_addr && !addr_len(src_addr)))
+	if (!dst_len || (src_addr && !cm_addr_len(src_addr)))
 		return mock_errno(EINVAL);
 	cid = cm_id_of(id, "rdma_resolve_addr");
 	err = fab_resolve_addr(cid->fid, src_addr, dst_addr, timeout_ms);
@@ -560,4 +564,64 @@ MOCK_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 
 	FAULT_MINUS1(LIB, "rdma_set_option");
 	return cm_err(fab_set_option(cid->fid, level, optname, optval, optlen));
+}
+
+/* ucma_get_xrcd: one XRC domain per device, private to the process. */
+struct ibv_xrcd *cm_get_xrcd(struct cm_id *cid)
+{
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct cma_device *d = cid->cma_dev;
+	struct ibv_xrcd *xrcd;
+
+	MOCK_REQUIRE(d, "rdma_create_qp", "the id has no device (address not resolved)");
+	pthread_mutex_lock(&devices_lock);
+	if (!d->xrcd)
+		d->xrcd = ibv_open_xrcd(d->verbs, &attr);
+	xrcd = d->xrcd;
+	pthread_mutex_unlock(&devices_lock);
+	return xrcd;
+}
+
+/* ---------------------------------------------------------------- ECE */
+
+/* Set before a QP exists: what the REQ or REP will offer. */
+MOCK_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	struct cm_id *cid;
+
+	FAULT_MINUS1(LIB, "rdma_set_local_ece");
+	if (!id || id->qp || !ece || !ece->vendor_id || ece->comp_mask)
+		return mock_errno(EINVAL);
+	cid = cm_id_of(id, "rdma_set_local_ece");
+	cid->local_ece.vendor_id = ece->vendor_id;
+	cid->local_ece.options = ece->options;
+	return 0;
+}
+
+MOCK_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	struct cm_id *cid;
+
+	FAULT_MINUS1(LIB, "rdma_get_remote_ece");
+	if (!id || id->qp || !ece)
+		return mock_errno(EINVAL);
+	cid = cm_id_of(id, "rdma_get_remote_ece");
+	ece->vendor_id = cid->remote_ece.vendor_id;
+	ece->options = cid->remote_ece.options;
+	ece->comp_mask = 0;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- notify */
+
+MOCK_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_notify");
+
+	FAULT_MINUS1(LIB, "rdma_notify");
+	return cm_err(fab_notify(cid->fid, event));
 }

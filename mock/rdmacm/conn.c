@@ -88,6 +88,9 @@ MOCK_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn
 		srq = !!id->qp->srq;
 	}
 	p = to_fabric(cid, conn_param, qp_num, srq);
+	/* ucma_copy_ece_param_to_kern_req: what this side offers. */
+	p.ece_vendor_id = cid->local_ece.vendor_id;
+	p.ece_options = cid->local_ece.options;
 	err = fab_connect(cid->fid, &p);
 	if (err)
 		return cm_err(err);
@@ -168,6 +171,9 @@ MOCK_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_
 	if (id->qp_type != IBV_QPT_UD && cm_accept_qp(cid))
 		return -1;
 	p = to_fabric(cid, conn_param, qp_num, srq);
+	/* ucma_copy_ece_param_to_kern_rep: the peer's vendor, our options. */
+	p.ece_vendor_id = cid->remote_ece.vendor_id;
+	p.ece_options = cid->local_ece.options;
 	err = fab_accept(cid->fid, (uintptr_t)cid, &p);
 	if (err) {
 		cm_qp_to_err(cid);

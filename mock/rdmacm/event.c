@@ -35,6 +35,29 @@ static void copy_conn_param(struct cm_event *evt, const struct fab_conn_param *s
 	dst->qp_num = src->qp_num;
 }
 
+/* ucma_copy_ud_event: a UD id's events carry how to reach the peer. */
+static void copy_ud_param(struct cm_event *evt, const struct fab_event *fe)
+{
+	struct rdma_ud_param *dst = &evt->event.param.ud;
+
+	dst->private_data_len = fe->param.private_data_len;
+	if (fe->param.private_data_len) {
+		memcpy(evt->private_data, fe->param.private_data, fe->param.private_data_len);
+		dst->private_data = evt->private_data;
+	}
+	dst->ah_attr = fe->ud.ah_attr;
+	dst->qp_num = fe->ud.qp_num;
+	dst->qkey = fe->ud.qkey;
+}
+
+static void copy_param(struct cm_event *evt, const struct fab_event *fe)
+{
+	if (evt->owner->id.qp_type == IBV_QPT_UD)
+		copy_ud_param(evt, fe);
+	else
+		copy_conn_param(evt, &fe->param);
+}
+
 /* ucma_process_addr_resolved: learn the source address and the device. */
 static void process_addr_resolved(struct cm_event *evt)
 {
@@ -62,7 +85,8 @@ static void process_route_resolved(struct cm_event *evt)
 
 /* ucma_process_conn_req: the new connection gets an id of its own, on the
  * listener's channel (or its own private one if the listener is sync). */
-static int process_conn_req(struct cm_event *evt, struct fab_id *conn)
+static int process_conn_req(struct cm_event *evt, struct fab_id *conn,
+			    const struct fab_conn_param *ece)
 {
 	struct cm_id *listener = evt->owner, *cid;
 
@@ -76,8 +100,12 @@ static int process_conn_req(struct cm_event *evt, struct fab_id *conn)
 	cid->fid = conn;
 	evt->event.listen_id = &listener->id;
 	evt->event.id = &cid->id;
-	cid->initiator_depth = evt->event.param.conn.initiator_depth;
-	cid->responder_resources = evt->event.param.conn.responder_resources;
+	if (cid->id.qp_type != IBV_QPT_UD) {
+		cid->initiator_depth = evt->event.param.conn.initiator_depth;
+		cid->responder_resources = evt->event.param.conn.responder_resources;
+	}
+	cid->remote_ece.vendor_id = ece->ece_vendor_id;
+	cid->remote_ece.options = ece->ece_options;
 	if ((listener->sync && rdma_migrate_id(&cid->id, NULL)) || cm_query_addr(cid) ||
 	    (cm_query_gid(cid), cm_query_path(cid))) {
 		rdma_destroy_id(&cid->id);
@@ -90,24 +118,48 @@ static int process_conn_req(struct cm_event *evt, struct fab_id *conn)
 /* The active side's answer to a REP. Without a QP the caller sees
  * CONNECT_RESPONSE and finishes with rdma_establish; with one, librdmacm
  * moves the QP on and sends the RTU itself. */
-static void process_conn_resp(struct cm_event *evt)
+static void process_conn_resp(struct cm_event *evt, const struct fab_conn_param *rep)
 {
 	struct cm_id *cid = evt->owner;
+
+	if (!cid->id.qp) {
+		cid->remote_ece.vendor_id = rep->ece_vendor_id;
+		cid->remote_ece.options = rep->ece_options;
+		return;
+	}
+	evt->event.status = cm_process_conn_resp(cid, rep);
+	if (!evt->event.status) {
+		evt->event.event = RDMA_CM_EVENT_ESTABLISHED;
+	} else {
+		evt->event.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		cid->connect_error = 1;
+	}
+}
+
+/* ucma_process_conn_resp_ece, then ucma_process_conn_resp. */
+int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep)
+{
+	struct ibv_ece ece = { .vendor_id = rep->ece_vendor_id, .options = rep->ece_options };
 	int err;
 
-	if (!cid->id.qp)
-		return;
+	if (!rep->ece_vendor_id) {
+		/* No ECE came back: keep ours, with no options. */
+		ece.vendor_id = cid->local_ece.vendor_id;
+		ece.options = 0;
+	} else if (rep->ece_vendor_id != cid->local_ece.vendor_id) {
+		cm_qp_to_err(cid);
+		return mock_errno(EINVAL);
+	}
+	cid->remote_ece.vendor_id = rep->ece_vendor_id;
+	err = ibv_set_ece(cid->id.qp, &ece);
+	if (err && err != EOPNOTSUPP)
+		return mock_errno(err);
 	err = cm_connect_qp(cid);
 	if (!err)
 		err = cm_err(fab_accept(cid->fid, 0, NULL));
-	if (!err) {
-		evt->event.event = RDMA_CM_EVENT_ESTABLISHED;
-	} else {
+	if (err)
 		cm_qp_to_err(cid);
-		evt->event.event = RDMA_CM_EVENT_CONNECT_ERROR;
-		evt->event.status = -1;
-		cid->connect_error = 1;
-	}
+	return err;
 }
 
 /* ADDRINFO_ERROR (the SA path) ends the resolution. */
@@ -139,11 +191,27 @@ static enum outcome process_event(struct cm_event *evt, struct fab_event *fe)
 		process_route_resolved(evt);
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		copy_conn_param(evt, &fe->param);
-		return process_conn_req(evt, fe->conn_id) == 0 ? DELIVER : RETRY;
+		copy_param(evt, fe);
+		return process_conn_req(evt, fe->conn_id, &fe->param) == 0 ? DELIVER : RETRY;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		copy_conn_param(evt, &fe->param);
-		process_conn_resp(evt);
+		process_conn_resp(evt, &fe->param);
+		break;
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+	case RDMA_CM_EVENT_MULTICAST_ERROR:
+		/* ucma: the join's cookie names the id, and its context goes
+		 * back as the private data. */
+		evt->mc = (struct cm_mc *)(uintptr_t)fe->mc_uid;
+		evt->owner = evt->mc->owner;
+		evt->event.id = &evt->owner->id;
+		if (fe->event == RDMA_CM_EVENT_MULTICAST_JOIN)
+			copy_ud_param(evt, fe);
+		evt->event.param.ud.private_data = evt->mc->context;
+		if (fe->event == RDMA_CM_EVENT_MULTICAST_JOIN) {
+			evt->event.status = cm_process_join(evt);
+			if (evt->event.status)
+				evt->event.event = RDMA_CM_EVENT_MULTICAST_ERROR;
+		}
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_DISCONNECTED:
@@ -169,8 +237,7 @@ static enum outcome process_event(struct cm_event *evt, struct fab_event *fe)
 		evt->event.event = RDMA_CM_EVENT_ADDRINFO_RESOLVED;
 		break;
 	default:
-		if (evt->owner->id.qp_type != IBV_QPT_UD)
-			copy_conn_param(evt, &fe->param);
+		copy_param(evt, fe);
 		break;
 	}
 	return DELIVER;

@@ -151,23 +151,59 @@ static int init_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
 	return modify(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
-static int create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+/* init_ece: what the QP's device says of ECE becomes what this side
+ * offers; a QP made for a request answers with the peer's vendor (or ours,
+ * without options, when they differ). Neither mock device has ECE, so
+ * libibverbs' EOPNOTSUPP is taken as none, as upstream takes it. */
+static int init_ece(struct cm_id *cid, struct ibv_qp *qp)
 {
+	struct ibv_ece ece = { 0 };
+	int err = ibv_query_ece(qp, &ece);
+
+	if (err && err != EOPNOTSUPP)
+		return mock_errno(err);
+	cid->local_ece.vendor_id = ece.vendor_id;
+	cid->local_ece.options = ece.options;
+	if (!cid->remote_ece.vendor_id)
+		return 0;
+	if (cid->remote_ece.vendor_id != cid->local_ece.vendor_id) {
+		ece.vendor_id = cid->local_ece.vendor_id;
+		ece.options = 0;
+	} else {
+		ece = cid->remote_ece;
+	}
+	err = ibv_set_ece(qp, &ece);
+	return err && err != EOPNOTSUPP ? mock_errno(err) : 0;
+}
+
+MOCK_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_create_qp_ex");
 	struct ibv_qp *qp;
 	int err;
 
+	FAULT_MINUS1(LIB, "rdma_create_qp_ex");
 	if (id->qp)
 		return mock_errno(EINVAL);
-	MOCK_REQUIRE(attr, "rdma_create_qp", "qp_init_attr is NULL (upstream dereferences it)");
-	if (!pd)
-		pd = id->pd;
-	MOCK_REQUIRE(pd, "rdma_create_qp",
-		     "no PD: the id has no device yet (address not resolved) and none was given");
-	if (pd->context != id->verbs)
+	MOCK_REQUIRE(attr, "rdma_create_qp_ex", "qp_init_attr is NULL (upstream dereferences it)");
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+		attr->pd = id->pd;
+	} else if (id->verbs != attr->pd->context) {
 		return mock_errno(EINVAL);
+	}
+	MOCK_REQUIRE(attr->pd, "rdma_create_qp",
+		     "no PD: the id has no device yet (address not resolved) and none was given");
 	if ((id->recv_cq && attr->recv_cq && id->recv_cq != attr->recv_cq) ||
 	    (id->send_cq && attr->send_cq && id->send_cq != attr->send_cq))
 		return mock_errno(EINVAL);
+	if (id->qp_type == IBV_QPT_XRC_RECV &&
+	    (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)) {
+		attr->xrcd = cm_get_xrcd(cid);
+		if (!attr->xrcd)
+			return -1;
+		attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+	}
 	if (create_cqs(id, attr->send_cq || id->send_cq ? 0 : attr->cap.max_send_wr,
 		       attr->recv_cq || id->recv_cq ? 0 : attr->cap.max_recv_wr))
 		return -1;
@@ -177,13 +213,13 @@ static int create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_ini
 		attr->recv_cq = id->recv_cq;
 	if (id->srq && !attr->srq)
 		attr->srq = id->srq;
-	qp = ibv_create_qp(pd, attr);
+	qp = ibv_create_qp_ex(id->verbs, attr);
 	if (!qp) {
 		err = errno;
 		destroy_cqs(id);
 		return mock_errno(err);
 	}
-	if (init_qp(id, qp)) {
+	if (init_ece(cid, qp) || init_qp(id, qp)) {
 		err = errno;
 		ibv_destroy_qp(qp);
 		destroy_cqs(id);
@@ -197,9 +233,19 @@ static int create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_ini
 MOCK_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 			       struct ibv_qp_init_attr *qp_init_attr)
 {
+	struct ibv_qp_init_attr_ex ex;
+	int ret;
+
 	cm_id_of(id, "rdma_create_qp");
 	FAULT_MINUS1(LIB, "rdma_create_qp");
-	return create_qp(id, pd, qp_init_attr);
+	MOCK_REQUIRE(qp_init_attr, "rdma_create_qp", "qp_init_attr is NULL (upstream dereferences it)");
+	memset(&ex, 0, sizeof ex);
+	memcpy(&ex, qp_init_attr, sizeof *qp_init_attr);
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd ? pd : id->pd;
+	ret = rdma_create_qp_ex(id, &ex);
+	memcpy(qp_init_attr, &ex, sizeof *qp_init_attr);
+	return ret;
 }
 
 MOCK_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
@@ -208,5 +254,75 @@ MOCK_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 	if (id->qp)
 		ibv_destroy_qp(id->qp);
 	id->qp = NULL;
+	destroy_cqs(id);
+}
+
+/* ---------------------------------------------------------------- SRQs */
+
+/* rdma_create_srq_ex: the id's PD unless one is given; an XRC SRQ gets
+ * librdmacm's XRC domain and a receive CQ of the id's own. */
+MOCK_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
+{
+	struct cm_id *cid = cm_id_of(id, "rdma_create_srq_ex");
+	struct ibv_srq *srq;
+
+	FAULT_MINUS1(LIB, "rdma_create_srq_ex");
+	MOCK_REQUIRE(attr, "rdma_create_srq_ex", "srq_init_attr is NULL (upstream dereferences it)");
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+		return mock_errno(EINVAL);
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		attr->pd = id->pd;
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
+	}
+	if (attr->srq_type == IBV_SRQT_XRC) {
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd) {
+			attr->xrcd = cm_get_xrcd(cid);
+			if (!attr->xrcd)
+				return -1;
+		}
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq) {
+			if (create_cqs(id, 0, attr->attr.max_wr))
+				return -1;
+			attr->cq = id->recv_cq;
+		}
+		attr->comp_mask |= IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	}
+	srq = ibv_create_srq_ex(id->verbs, attr);
+	if (!srq) {
+		int err = errno;
+
+		destroy_cqs(id);
+		return mock_errno(err);
+	}
+	if (!id->pd)
+		id->pd = attr->pd;
+	id->srq = srq;
+	return 0;
+}
+
+MOCK_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ex;
+	int ret;
+
+	cm_id_of(id, "rdma_create_srq");
+	FAULT_MINUS1(LIB, "rdma_create_srq");
+	MOCK_REQUIRE(attr, "rdma_create_srq", "srq_init_attr is NULL (upstream dereferences it)");
+	memset(&ex, 0, sizeof ex);
+	memcpy(&ex, attr, sizeof *attr);
+	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	ex.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC : IBV_SRQT_BASIC;
+	ex.pd = pd;
+	ret = rdma_create_srq_ex(id, &ex);
+	memcpy(attr, &ex, sizeof *attr);
+	return ret;
+}
+
+MOCK_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	cm_id_of(id, "rdma_destroy_srq");
+	ibv_destroy_srq(id->srq);
+	id->srq = NULL;
 	destroy_cqs(id);
 }

@@ -1,0 +1,194 @@
+/* Multicast: the groups QPs are attached to (ibv_attach_mcast), which the
+ * wire delivers to, and the CM's joins of a UD id (rdma_join_multicast),
+ * as the kernel runs them for RoCE (cma_iboe_join_multicast): no SA to
+ * ask, the group's GID made from its IP address, MULTICAST_JOIN at once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "control/mock.h"
+
+/* ---------------------------------------------------------------- groups */
+
+/* A QP attached to one multicast GID. Every device is on the one network,
+ * so a group reaches its members on every device. */
+struct fab_mcast {
+	struct fab_mcast *next;
+	union ibv_gid gid;
+	uint32_t qpn;
+};
+
+static struct fab_mcast *mcasts;
+
+static struct fab_mcast **mcast_find(const union ibv_gid *gid, uint32_t qpn)
+{
+	struct fab_mcast **pos;
+
+	for (pos = &mcasts; *pos; pos = &(*pos)->next)
+		if ((*pos)->qpn == qpn && !memcmp(&(*pos)->gid, gid, sizeof *gid))
+			break;
+	return pos;
+}
+
+int fab_mcast_attach(uint32_t qpn, const union ibv_gid *gid)
+{
+	struct fab_mcast *m;
+	int err = 0;
+
+	fab_lock();
+	if (!fab_qp_exists_locked(qpn)) {
+		err = -EINVAL;
+	} else if (!*mcast_find(gid, qpn)) {
+		m = calloc(1, sizeof *m);
+		if (m) {
+			m->gid = *gid;
+			m->qpn = qpn;
+			m->next = mcasts;
+			mcasts = m;
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	fab_unlock();
+	return err;
+}
+
+int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid)
+{
+	struct fab_mcast **pos, *m;
+
+	fab_lock();
+	pos = mcast_find(gid, qpn);
+	m = *pos;
+	if (m)
+		*pos = m->next;
+	fab_unlock();
+	free(m);
+	return m ? 0 : -EINVAL;
+}
+
+void mcast_forget_qp_locked(uint32_t qpn)
+{
+	struct fab_mcast **pos = &mcasts;
+
+	while (*pos) {
+		struct fab_mcast *m = *pos;
+
+		if (m->qpn == qpn) {
+			*pos = m->next;
+			free(m);
+		} else {
+			pos = &m->next;
+		}
+	}
+}
+
+size_t mcast_members_locked(const union ibv_gid *gid, uint32_t **qpns)
+{
+	size_t n = 0, cap = 0;
+
+	*qpns = NULL;
+	for (struct fab_mcast *m = mcasts; m; m = m->next) {
+		if (memcmp(&m->gid, gid, sizeof m->gid))
+			continue;
+		if (n == cap) {
+			uint32_t *more = realloc(*qpns, (cap = cap ? 2 * cap : 8) * sizeof **qpns);
+
+			if (!more) {
+				mock_log("out of memory: a multicast packet reached only %zu members", n);
+				break;
+			}
+			*qpns = more;
+		}
+		(*qpns)[n++] = m->qpn;
+	}
+	return n;
+}
+
+bool fab_gid_is_multicast(const union ibv_gid *gid)
+{
+	/* An IPv6 multicast address, or an IPv4 one as ::ffff:224.0.0.0/4. */
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (gid->raw[0] == 0xff)
+		return true;
+	return !memcmp(gid->raw, v4mapped, sizeof v4mapped) && (gid->raw[12] & 0xf0) == 0xe0;
+}
+
+/* ---------------------------------------------------------------- CM joins */
+
+/* One join of a UD id, known by its cookie. */
+struct fab_join {
+	struct fab_join *next;
+	uint64_t uid;
+	union ibv_gid mgid;
+};
+
+
+
+/* rdma_join_multicast: a UD id with a device, bound or with its address
+ * resolved; an IPv4 group is joined as the RoCE v2 GID ::ffff:a.b.c.d (the
+ * kernel's cma_iboe_set_mgid). The answer is MULTICAST_JOIN with how to
+ * send to the group: its GID from the id's source GID, QP 0xffffff, and
+ * the well-known Q_Key. */
+int fab_join_multicast(struct fab_id *id, const struct sockaddr *addr, uint16_t join_flags,
+		       uint64_t mc_uid)
+{
+	struct fab_queued *q;
+	struct fab_join *j;
+	int err = 0;
+
+	fab_lock();
+	/* The kernel takes any address here: a unicast one is joined too,
+	 * and only the QP's attach (ibv_attach_mcast) refuses it later. */
+	if (!id->dev || (id->state != ST_ADDR_BOUND && id->state != ST_ADDR_RESOLVED) ||
+	    id->qp_type != IBV_QPT_UD || !fab_addr_len(addr) || fab_addr_is_any(addr)) {
+		err = -EINVAL;
+	} else if (addr->sa_family == AF_INET6) {
+		/* cma_iboe_join_multicast: RoCE v2 has no IPv6 groups yet. */
+		err = -ENOTSUPP_KERNEL;
+	} else if (!(j = calloc(1, sizeof *j))) {
+		err = -ENOMEM;
+	} else {
+		j->uid = mc_uid;
+		fab_addr_to_gid(addr, &j->mgid);
+		j->next = id->joins;
+		id->joins = j;
+		q = fab_queue_event(id, RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL, NULL);
+		if (q) {
+			q->ev.mc_uid = mc_uid;
+			fab_fill_ah(id, &j->mgid, &q->ev.ud.ah_attr);
+			q->ev.ud.qp_num = 0xffffff;
+			q->ev.ud.qkey = id->qkey;
+		}
+	}
+	fab_unlock();
+	(void)join_flags; /* send-only joins differ in the QP attach, which librdmacm skips */
+	return err;
+}
+
+int fab_leave_multicast(struct fab_id *id, uint64_t mc_uid)
+{
+	struct fab_join **pos, *j;
+
+	fab_lock();
+	for (pos = &id->joins; *pos && (*pos)->uid != mc_uid; pos = &(*pos)->next)
+		;
+	j = *pos;
+	if (j)
+		*pos = j->next;
+	fab_unlock();
+	free(j);
+	return j ? 0 : -ENOENT;
+}
+
+/* The id goes: its joins go with it. */
+void fab_leave_all_locked(struct fab_id *id)
+{
+	while (id->joins) {
+		struct fab_join *j = id->joins;
+
+		id->joins = j->next;
+		free(j);
+	}
+}
