@@ -92,3 +92,77 @@ MOCK_EXPORT int mlx5dv_modify_qp_udp_sport(struct ibv_qp *qp, uint16_t udp_sport
 		return EOPNOTSUPP;
 	return ops->modify_qp_udp_sport(qp, udp_sport, caps);
 }
+
+/* mlx5dv_open_device: an mlx5 device opens as ibv_open_device opens it;
+ * DEVX (firmware commands from user space) is what the mock cannot give:
+ * asking for it fails, and says so. Any other device: EOPNOTSUPP, as
+ * upstream's is_mlx5_dev check gives. */
+MOCK_EXPORT struct ibv_context *mlx5dv_open_device(struct ibv_device *device,
+						   struct mlx5dv_context_attr *attr)
+{
+	struct fab_device_info info;
+
+	FAULT_NULL(LIB, "mlx5dv_open_device");
+	if (device_info(device, &info) || info.personality != RDMAMOCK_MLX5) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr && (attr->flags & MLX5DV_CONTEXT_FLAGS_DEVX)) {
+		static int said;
+
+		mock_not_implemented("mlx5dv_open_device(MLX5DV_CONTEXT_FLAGS_DEVX)", &said);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr && attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ibv_open_device(device);
+}
+
+/* What the mock can give of mlx5dv_init_obj: a PD's number. QPs, CQs,
+ * SRQs, work queues, device memory and AVs would hand over hardware rings,
+ * doorbells and Ethernet addresses, which the mock does not have: asking
+ * for any of them fails the whole call (EOPNOTSUPP) before anything is
+ * written, and says so. */
+static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
+{
+	if (type & MLX5DV_OBJ_QP)
+		return obj->qp.in->context;
+	if (type & MLX5DV_OBJ_CQ)
+		return obj->cq.in->context;
+	if (type & MLX5DV_OBJ_SRQ)
+		return obj->srq.in->context;
+	if (type & MLX5DV_OBJ_RWQ)
+		return obj->rwq.in->context;
+	if (type & MLX5DV_OBJ_DM)
+		return obj->dm.in->context;
+	if (type & MLX5DV_OBJ_AH)
+		return obj->ah.in->context;
+	if (type & MLX5DV_OBJ_PD)
+		return obj->pd.in->context;
+	return NULL;
+}
+
+MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
+{
+	struct ibv_context *ctx;
+
+	FAULT_POSITIVE(LIB, "mlx5dv_init_obj");
+	MOCK_REQUIRE(obj, "mlx5dv_init_obj", "obj is NULL (upstream dereferences it)");
+	ctx = obj_context(obj, obj_type);
+	if (!ctx)
+		return EINVAL;
+	if (!dv_ops_of(ctx, NULL))
+		return EOPNOTSUPP;
+	if (obj_type & ~(uint64_t)MLX5DV_OBJ_PD) {
+		static int said;
+
+		mock_not_implemented("mlx5dv_init_obj (objects other than MLX5DV_OBJ_PD)", &said);
+		return EOPNOTSUPP;
+	}
+	obj->pd.out->comp_mask = 0;
+	obj->pd.out->pdn = obj->pd.in->handle;
+	return 0;
+}
