@@ -3,6 +3,8 @@
  * fabric's topology. MRs, CQs, QPs, SRQs, AHs and the data path are in the
  * other files of mock/ibverbs/. */
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -42,7 +44,8 @@ static const struct verbs_profile profiles[] = {
 		.max_mcast_grp = 2097152,
 		.max_mcast_qp_attach = 240,
 		.max_pkeys = 128,
-		.pkey_tbl_len = 128,
+		/* mlx5_ib's RoCE ports report one P_Key (mlx5_query_port_roce). */
+		.pkey_tbl_len = 1,
 		.local_ca_ack_delay = 16,
 		.max_msg_sz = 0x40000000,
 		.gid_tbl_len = 255,
@@ -473,6 +476,65 @@ MOCK_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num
 	return 0;
 }
 
+static const uint8_t *addr_bytes(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr :
+					  (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+}
+
+/* want (len bytes) lies in ifa's subnet. */
+static bool same_subnet(const struct ifaddrs *ifa, const uint8_t *want, size_t len)
+{
+	const uint8_t *have = addr_bytes(ifa->ifa_addr);
+	const uint8_t *mask = ifa->ifa_netmask ? addr_bytes(ifa->ifa_netmask) : NULL;
+
+	for (size_t i = 0; i < len; i++)
+		if ((have[i] ^ want[i]) & (mask ? mask[i] : 0xff))
+			return false;
+	return true;
+}
+
+/* The net device a GID belongs to, as the kernel reports it: the host
+ * interface whose subnet holds the GID's address (the device's first
+ * address for the link-local default GID): lo for the default topology's
+ * loopback addresses. 0 when no interface here has it (an address of a
+ * topology the host does not have). */
+static uint32_t gid_ifindex(const struct mock_context *mc, const union ibv_gid *gid)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	struct fab_device_info info;
+	struct ifaddrs *list, *ifa;
+	uint32_t index = 0;
+	uint8_t want[16];
+	int family;
+
+	if (gid->raw[0] == 0xfe && (gid->raw[1] & 0xc0) == 0x80) {
+		if (fab_device_by_serial(mc->mdev->serial, &info) || !info.naddrs)
+			return 0;
+		family = info.addrs[0].ss_family;
+		if (family == AF_INET)
+			memcpy(want, &((struct sockaddr_in *)&info.addrs[0])->sin_addr, 4);
+		else
+			memcpy(want, &((struct sockaddr_in6 *)&info.addrs[0])->sin6_addr, 16);
+	} else if (!memcmp(gid->raw, v4mapped, sizeof v4mapped)) {
+		family = AF_INET;
+		memcpy(want, gid->raw + 12, 4);
+	} else {
+		family = AF_INET6;
+		memcpy(want, gid->raw, 16);
+	}
+	if (getifaddrs(&list))
+		return 0;
+	for (ifa = list; ifa && !index; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family)
+			continue;
+		if (same_subnet(ifa, want, family == AF_INET ? 4 : 16))
+			index = if_nametoindex(ifa->ifa_name);
+	}
+	freeifaddrs(list);
+	return index;
+}
+
 static void gid_entry(struct mock_context *mc, uint32_t index, const union ibv_gid *gid,
 		      enum ibv_gid_type type, struct ibv_gid_entry *e)
 {
@@ -481,8 +543,7 @@ static void gid_entry(struct mock_context *mc, uint32_t index, const union ibv_g
 	e->gid_index = index;
 	e->port_num = 1;
 	e->gid_type = type;
-	/* The mock's devices have no netdev in this network namespace. */
-	e->ndev_ifindex = 0;
+	e->ndev_ifindex = gid_ifindex(mc, gid);
 }
 
 /* ibv_query_gid_ex: 0, or ENODATA for an empty entry, EINVAL past the

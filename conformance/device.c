@@ -1,0 +1,302 @@
+/* API covered: ibv_query_device_ex(), ibv_query_port(), ibv_query_gid(),
+ * ibv_query_gid_ex(), ibv_query_gid_table(), ibv_query_pkey(),
+ * ibv_get_pkey_index(), ibv_fork_init() and ibv_is_fork_initialized(),
+ * ibv_get_device_index(): what ibv_devinfo and the pingpong examples read
+ * before they make a QP. */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "fixtures.h"
+#include "qp.h"
+
+#define SENTINEL 0xab
+
+static struct ibv_port_attr port_of(struct ibv_context *ctx)
+{
+	struct ibv_port_attr port;
+
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &port));
+	return port;
+}
+
+static uint8_t port_count(struct ibv_context *ctx)
+{
+	struct ibv_device_attr attr;
+
+	FX_VERBS_OK(ibv_query_device(ctx, &attr));
+	return attr.phys_port_cnt;
+}
+
+/* The first index below gid_tbl_len whose entry is empty. */
+static int empty_gid_index(struct ibv_context *ctx)
+{
+	int len = port_of(ctx).gid_tbl_len;
+	struct ibv_gid_entry e;
+
+	for (int i = 0; i < len; i++)
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) == ENODATA)
+			return i;
+	RC_SKIP("config: every GID entry of %s is filled", ibv_get_device_name(ctx->device));
+	return -1;
+}
+
+static bool gid_is_zero(const union ibv_gid *gid)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(gid, &zero, sizeof zero);
+}
+
+/* ---------------------------------------------------------------- device */
+
+void ibv_query_device_ex__orig_attr(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_device_attr_ex ex;
+	struct ibv_device_attr attr;
+
+	memset(&ex, SENTINEL, sizeof ex);
+	FX_VERBS_OK(ibv_query_device_ex(ctx, NULL, &ex));
+	FX_VERBS_OK(ibv_query_device(ctx, &attr));
+	assert_memory_equal(&ex.orig_attr, &attr, sizeof attr);
+	assert_int_equal(ex.phys_port_cnt_ex, attr.phys_port_cnt);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* ---------------------------------------------------------------- port */
+
+static void query_port_number(uint8_t (*which)(struct ibv_context *))
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_port_attr port;
+
+	assert_int_equal(ibv_query_port(ctx, which(ctx), &port), EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+static uint8_t port_zero(struct ibv_context *ctx) { return 0; }
+static uint8_t port_past_last(struct ibv_context *ctx) { return port_count(ctx) + 1; }
+
+void ibv_query_port__port_zero(void **state) { query_port_number(port_zero); }
+void ibv_query_port__past_last_port(void **state) { query_port_number(port_past_last); }
+
+void ibv_query_port__roce(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_port_attr port = port_of(ctx);
+
+	assert_int_equal(port.link_layer, IBV_LINK_LAYER_ETHERNET);
+	assert_int_equal(port.state, IBV_PORT_ACTIVE);
+	assert_int_equal(port.lid, 0);
+	assert_true(port.gid_tbl_len >= 1);
+	assert_true(port.pkey_tbl_len >= 1);
+	assert_true(port.active_mtu <= port.max_mtu);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* ---------------------------------------------------------------- GIDs */
+
+void ibv_query_gid__empty_entry(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	union ibv_gid gid;
+
+	memset(&gid, SENTINEL, sizeof gid);
+	assert_int_equal(ibv_query_gid(ctx, 1, empty_gid_index(ctx), &gid), 0);
+	assert_true(gid_is_zero(&gid));
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_gid__past_table(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	union ibv_gid gid;
+
+	errno = 0;
+	assert_int_equal(ibv_query_gid(ctx, 1, port_of(ctx).gid_tbl_len, &gid), -1);
+	assert_int_equal(errno, EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_gid__past_last_port(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	union ibv_gid gid;
+
+	errno = 0;
+	assert_int_equal(ibv_query_gid(ctx, port_count(ctx) + 1, 0, &gid), -1);
+	assert_int_equal(errno, EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_gid_ex__entries(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	int len = port_of(ctx).gid_tbl_len, filled = 0;
+	char ifname[IF_NAMESIZE];
+
+	for (int i = 0; i < len; i++) {
+		struct ibv_gid_entry e;
+		union ibv_gid gid;
+		int ret;
+
+		memset(&e, SENTINEL, sizeof e);
+		ret = ibv_query_gid_ex(ctx, 1, i, &e, 0);
+		if (ret == ENODATA)
+			continue;
+		assert_int_equal(ret, 0);
+		filled++;
+		FX_OK(ibv_query_gid(ctx, 1, i, &gid));
+		assert_memory_equal(&e.gid, &gid, sizeof gid);
+		assert_int_equal(e.gid_index, i);
+		assert_int_equal(e.port_num, 1);
+		if (e.gid_type != IBV_GID_TYPE_ROCE_V1 && e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			fail_msg("entry %d: gid_type %u is not RoCE", i, e.gid_type);
+		if (!if_indextoname(e.ndev_ifindex, ifname))
+			fail_msg("entry %d: ndev_ifindex %u names no interface", i, e.ndev_ifindex);
+	}
+	assert_true(filled >= 1);
+	/* The test address has its RoCE v2 entry (fails the test if not). */
+	fx_gid_index(ctx, fx_addr(AF_INET));
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_gid_ex__empty_entry(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_gid_entry e;
+
+	assert_int_equal(ibv_query_gid_ex(ctx, 1, empty_gid_index(ctx), &e, 0), ENODATA);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_gid_ex__einval(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	uint32_t len = port_of(ctx).gid_tbl_len;
+	struct ibv_gid_entry e;
+
+	assert_int_equal(ibv_query_gid_ex(ctx, 1, 0, &e, 1), EINVAL);
+	assert_int_equal(ibv_query_gid_ex(ctx, 1, len, &e, 0), EINVAL);
+	assert_int_equal(ibv_query_gid_ex(ctx, 0, 0, &e, 0), EINVAL);
+	assert_int_equal(ibv_query_gid_ex(ctx, port_count(ctx) + 1u, 0, &e, 0), EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+#define TABLE_MAX 64
+
+void ibv_query_gid_table__entries(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_gid_entry table[TABLE_MAX];
+	int len = port_of(ctx).gid_tbl_len, valid = 0;
+	ssize_t n;
+
+	n = ibv_query_gid_table(ctx, table, TABLE_MAX, 0);
+	if (n < 0)
+		fail_msg("ibv_query_gid_table: %s", strerror((int)-n));
+	for (int i = 0; i < len; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		assert_true(valid < n);
+		assert_memory_equal(&table[valid], &e, sizeof e);
+		valid++;
+	}
+	assert_int_equal(n, valid);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_gid_table__einval(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_gid_entry table[TABLE_MAX];
+	ssize_t n = ibv_query_gid_table(ctx, table, TABLE_MAX, 0);
+
+	assert_true(n >= 1);
+	assert_int_equal(ibv_query_gid_table(ctx, table, (size_t)n - 1, 0), -EINVAL);
+	assert_int_equal(ibv_query_gid_table(ctx, table, 0, 0), -EINVAL);
+	assert_int_equal(ibv_query_gid_table(ctx, table, TABLE_MAX, 1), -EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* ---------------------------------------------------------------- P_Keys */
+
+void ibv_query_pkey__default(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	__be16 pkey;
+
+	FX_OK(ibv_query_pkey(ctx, 1, 0, &pkey));
+	assert_int_equal(pkey, htons(0xffff));
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_query_pkey__past_table(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	__be16 pkey = 0xabab;
+
+	errno = 0;
+	assert_int_equal(ibv_query_pkey(ctx, 1, port_of(ctx).pkey_tbl_len, &pkey), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(pkey, 0xabab);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_get_pkey_index__default(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+
+	assert_int_equal(ibv_get_pkey_index(ctx, 1, htons(0xffff)), 0);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void ibv_get_pkey_index__not_in_table(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+
+	errno = 0;
+	assert_int_equal(ibv_get_pkey_index(ctx, 1, htons(0x1234)), -1);
+	assert_int_equal(errno, ENOENT);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* ---------------------------------------------------------------- fork, index */
+
+void ibv_is_fork_initialized__unneeded(void **state)
+{
+	fx_require_backend();
+	assert_int_equal(ibv_is_fork_initialized(), IBV_FORK_UNNEEDED);
+	assert_int_equal(ibv_fork_init(), 0);
+	assert_int_equal(ibv_is_fork_initialized(), IBV_FORK_UNNEEDED);
+}
+
+void ibv_get_device_index__distinct(void **state)
+{
+	struct ibv_device **list, **again;
+	int n, m;
+
+	fx_require_backend();
+	list = ibv_get_device_list(&n);
+	again = ibv_get_device_list(&m);
+	if (!list || !again)
+		fail_msg("ibv_get_device_list: %s", strerror(errno));
+	assert_int_equal(n, m);
+	for (int i = 0; i < n; i++) {
+		int index = ibv_get_device_index(list[i]);
+
+		assert_true(index >= 0);
+		for (int k = 0; k < m; k++)
+			if (!strcmp(ibv_get_device_name(again[k]), ibv_get_device_name(list[i])))
+				assert_int_equal(ibv_get_device_index(again[k]), index);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(ibv_get_device_index(list[j]), index);
+	}
+	ibv_free_device_list(again);
+	ibv_free_device_list(list);
+}
