@@ -16,6 +16,7 @@ bash ci/check-runner.sh "$conf/runner-selftest" "$out/runner"
 step "ABI: every rdma-core symbol and version, and Debian's programs loaded on the mock"
 bash ci/check-abi.sh "$build/mock/lib" "$out/abi"
 bash ci/readme-calls.sh check README.md
+bash ci/check-devinfo.sh "$build/mock/lib"
 
 step "conformance suite on the mock"
 "$conf/rdmacheck-mock" --timeout "${TIMEOUT:-30}" --profile fixtures/devices/mock --tap "$out/mock.tap" \
