@@ -167,6 +167,23 @@ MOCK_EXPORT int ibv_fork_init(void)
 	return 0;
 }
 
+/* Without fork support initialised there are no ranges to mark, and
+ * upstream returns 0 (memory.c: madvise only once ibv_fork_init has set
+ * its tree up, which it never does when fork is UNNEEDED). */
+MOCK_EXPORT int ibv_dontfork_range(void *base, size_t size)
+{
+	FAULT_MINUS1(LIB, "ibv_dontfork_range");
+	(void)base, (void)size;
+	return 0;
+}
+
+MOCK_EXPORT int ibv_dofork_range(void *base, size_t size)
+{
+	FAULT_MINUS1(LIB, "ibv_dofork_range");
+	(void)base, (void)size;
+	return 0;
+}
+
 /* Where upstream finds sysfs; the mock's devices are not in it, and the
  * calls that read device files (ibv_read_sysfs_file) answer from the
  * fabric instead. */
