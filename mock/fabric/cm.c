@@ -195,14 +195,24 @@ static void set_loopback_src(struct fab_id *id)
 	fab_addr_set_port((struct sockaddr *)&id->src, port);
 }
 
+static bool is_multicast(const struct sockaddr *addr)
+{
+	union ibv_gid gid;
+
+	fab_addr_to_gid(addr, &gid);
+	return fab_gid_is_multicast(&gid);
+}
+
 /* Where the destination is. A device's address resolves at once: every
  * device is local to this fabric, so, as for a local destination on Linux,
  * the source address is the destination's unless the id is bound to one.
  * A wildcard or loopback address no device holds takes the kernel's
  * loopback path (cma_resolve_loopback): the first device, source 127.0.0.1
  * or ::1. An address on a device's subnet that nobody holds never answers
- * ARP (ADDR_ERROR -ETIMEDOUT after timeout_ms). Anything else has no route:
- * rdma_resolve_ip fails in the call with -ENETUNREACH. */
+ * ARP (ADDR_ERROR -ETIMEDOUT after timeout_ms). A multicast group resolves
+ * on the device of a bound id. Anything else has no route (the mock has no
+ * routing table, so no default route either): rdma_resolve_ip fails in the
+ * call with -ENETUNREACH. */
 static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int timeout_ms)
 {
 	struct fab_device *target = topology_device_with_addr(dst);
@@ -233,6 +243,15 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 	}
 	if (target) {
 		attach_device(id, target);
+		id->state = ST_ADDR_RESOLVED;
+		fab_queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL);
+		return 0;
+	}
+	if (!target && id->dev && is_multicast(dst)) {
+		/* A group is reached through the device of the bound source
+		 * (the route lookup takes the source's device); the source
+		 * stays. Measured on rxe: 192.0.2.1 -> 239.1.1.1 and
+		 * 2001:db8::1 -> ff0e::1:2 both give ADDR_RESOLVED. */
 		id->state = ST_ADDR_RESOLVED;
 		fab_queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL);
 		return 0;
