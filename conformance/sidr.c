@@ -498,14 +498,14 @@ void rdma_accept__udp_no_qp_null_param(void **state)
 
 /* udaddy's defaults: one connection, 10 messages (of 100 bytes there; of
  * one fixture message here). Each side is a thread with its own event
- * channel; neither may fail the test itself, so each records its first
- * failure and the test reports it. */
+ * channel; neither may fail the test itself (cmocka fails on the test's
+ * thread only), so each keeps its first failure for the test to report. */
 #define MESSAGES 10
 #define THREAD_WAIT_S 10
 
 struct side {
 	const char *name;
-	int family;
+	struct sockaddr_storage addr; /* the server's */
 	sem_t *listening;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id, *listener;
@@ -542,64 +542,19 @@ static const char *wait_listening(sem_t *sem)
 	return NULL;
 }
 
-/* Every message once: fills 1..MESSAGES, each from the peer's QP with a GRH
- * and the sender's QP number as immediate data. */
-static const char *receive_all(struct fx_udp *ep, struct ibv_wc *first)
-{
-	static __thread char why[128];
-	bool seen[MESSAGES + 1] = { false };
-	struct ibv_wc wc;
-
-	for (int i = 0; i < MESSAGES; i++) {
-		const char *err = fx_udp_recv(ep, &wc);
-		uint8_t fill;
-
-		if (err)
-			return err;
-		fill = fx_udp_payload(ep, &wc)[0];
-		if (!(wc.wc_flags & IBV_WC_GRH) || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
-		    wc.byte_len != FX_UDP_MSG + FX_UDP_GRH || ntohl(wc.imm_data) != wc.src_qp)
-			snprintf(why, sizeof why, "message %d: wc_flags 0x%x byte_len %u src_qp 0x%x imm 0x%x",
-				 i, wc.wc_flags, wc.byte_len, wc.src_qp, ntohl(wc.imm_data));
-		else if (fill < 1 || fill > MESSAGES || seen[fill])
-			snprintf(why, sizeof why, "message %d: fill %u unexpected or repeated", i, fill);
-		else
-			why[0] = 0;
-		if (why[0])
-			return why;
-		seen[fill] = true;
-		if (i == 0)
-			*first = wc;
-	}
-	return NULL;
-}
-
-static const char *send_all(struct fx_udp *ep)
-{
-	for (int i = 1; i <= MESSAGES; i++) {
-		const char *err = fx_udp_send(ep, (uint8_t)i, FX_UDP_MSG, true);
-
-		if (err)
-			return err;
-	}
-	return NULL;
-}
-
 /* udaddy's server: listen, accept with its QP (conn_param.qp_num), receive,
  * answer each message through an AH made from the first completion. */
 static void *udaddy_server(void *arg)
 {
 	struct side *t = arg;
-	struct sockaddr_storage addr;
 	struct rdma_conn_param param = { 0 };
 	struct rdma_cm_event *ev = NULL;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	struct ibv_wc wc;
 
-	fx_sockaddr(t->family, fx_addr(t->family), fx_port(), &addr);
 	SIDE_CM(t, rdma_create_id(t->ch, &t->listener, t, RDMA_PS_UDP));
-	SIDE_CM(t, rdma_bind_addr(t->listener, (struct sockaddr *)&addr));
+	SIDE_CM(t, rdma_bind_addr(t->listener, (struct sockaddr *)&t->addr));
 	SIDE_CM(t, rdma_listen(t->listener, 0));
 	sem_post(t->listening);
 	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS, &ev));
@@ -607,7 +562,7 @@ static void *udaddy_server(void *arg)
 	SIDE_TRY(t, fx_udp_create(&t->ep, t->id, MESSAGES));
 	param.qp_num = t->id->qp->qp_num;
 	SIDE_CM(t, rdma_accept(t->id, &param));
-	SIDE_TRY(t, receive_all(&t->ep, &wc));
+	SIDE_TRY(t, fx_udp_recv_n(&t->ep, MESSAGES, &wc));
 	t->ep.ah = ibv_create_ah_from_wc(t->ep.pd, &wc, (struct ibv_grh *)t->ep.mem.recv[wc.wr_id],
 					 t->id->port_num);
 	if (!t->ep.ah)
@@ -615,9 +570,9 @@ static void *udaddy_server(void *arg)
 	t->ep.remote_qpn = ntohl(wc.imm_data);
 	SIDE_CM(t, ibv_query_qp(t->id->qp, &attr, IBV_QP_QKEY, &init));
 	t->ep.remote_qkey = attr.qkey;
-	SIDE_TRY(t, send_all(&t->ep));
+	SIDE_TRY(t, fx_udp_send_n(&t->ep, MESSAGES));
 out:
-	sem_post(t->listening); /* a failed server lets the client give up now */
+	sem_post(t->listening); /* after a failure the client gives up at once */
 	if (ev)
 		rdma_ack_cm_event(ev);
 	return NULL;
@@ -628,15 +583,12 @@ out:
 static void *udaddy_client(void *arg)
 {
 	struct side *t = arg;
-	struct sockaddr_storage addr;
 	struct rdma_conn_param param = { 0 };
 	struct rdma_cm_event *ev = NULL;
-	struct ibv_wc wc;
 
-	fx_sockaddr(t->family, fx_addr(t->family), fx_port(), &addr);
 	SIDE_CM(t, rdma_create_id(t->ch, &t->id, t, RDMA_PS_UDP));
 	SIDE_TRY(t, wait_listening(t->listening));
-	SIDE_CM(t, rdma_resolve_addr(t->id, NULL, (struct sockaddr *)&addr, 2000));
+	SIDE_CM(t, rdma_resolve_addr(t->id, NULL, (struct sockaddr *)&t->addr, 2000));
 	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS, &ev));
 	rdma_ack_cm_event(ev);
 	ev = NULL;
@@ -648,8 +600,8 @@ static void *udaddy_client(void *arg)
 	SIDE_CM(t, rdma_connect(t->id, &param));
 	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, &ev));
 	SIDE_TRY(t, fx_udp_target(&t->ep, &ev->param.ud));
-	SIDE_TRY(t, send_all(&t->ep));
-	SIDE_TRY(t, receive_all(&t->ep, &wc));
+	SIDE_TRY(t, fx_udp_send_n(&t->ep, MESSAGES));
+	SIDE_TRY(t, fx_udp_recv_n(&t->ep, MESSAGES, NULL));
 out:
 	if (ev)
 		rdma_ack_cm_event(ev);
@@ -668,13 +620,13 @@ static void side_release(struct side *t)
 
 void rdma_connect__udaddy_two_threads(void **state)
 {
-	struct side server = { .name = "server", .family = AF_INET };
-	struct side client = { .name = "client", .family = AF_INET };
+	struct side server = { .name = "server" }, client = { .name = "client" };
 	pthread_t threads[2];
 	sem_t listening;
 
 	fx_need_local_passive();
-	fx_addr(AF_INET);
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &server.addr);
+	client.addr = server.addr;
 	server.ch = fx_channel();
 	client.ch = fx_channel();
 	assert_int_equal(sem_init(&listening, 0, 0), 0);
