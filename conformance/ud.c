@@ -501,6 +501,37 @@ void ibv_init_ah_from_wc__past_last_port(void **state)
 	ud_close(&u);
 }
 
+/* ---------------------------------------------------------------- multicast attachments */
+
+/* ff0e::ffff:239.1.2.3, the GID of an IPv4 group as the kernel forms it. */
+static union ibv_gid group_gid(void)
+{
+	union ibv_gid gid = { .raw = { 0xff, 0x0e, [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
+
+	return gid;
+}
+
+void ibv_destroy_qp__attached_to_group(void **state)
+{
+	union ibv_gid gid = group_gid();
+	struct ud u;
+
+	ud_open(&u);
+	FX_VERBS_OK(ibv_attach_mcast(u.receiver, &gid, 0));
+	assert_int_equal(ibv_destroy_qp(u.receiver), EBUSY);
+	FX_VERBS_OK(ibv_detach_mcast(u.receiver, &gid, 0));
+	ud_close(&u);
+}
+
+void ibv_attach_mcast__not_multicast(void **state)
+{
+	struct ud u;
+
+	ud_open(&u);
+	assert_int_equal(ibv_attach_mcast(u.receiver, &u.gid, 0), EINVAL);
+	ud_close(&u);
+}
+
 /* ---------------------------------------------------------------- ibv_ud_pingpong */
 
 #define PINGPONG_ITERS 100

@@ -233,6 +233,8 @@ bool fab_gid_is_multicast(const union ibv_gid *gid);
  * group the QP is not in. */
 int fab_mcast_attach(uint32_t qpn, const union ibv_gid *gid);
 int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid);
+/* The QP is attached to some group (the kernel refuses to destroy it). */
+bool fab_mcast_attached(uint32_t qpn);
 
 /* The QPs of the fabric, by number: what the mock knows of each beyond
  * the verbs objects, so that the wire and the control API find it. QP

@@ -67,6 +67,17 @@ int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid)
 	return m ? 0 : -EINVAL;
 }
 
+bool fab_mcast_attached(uint32_t qpn)
+{
+	struct fab_mcast *m;
+
+	fab_lock();
+	for (m = mcasts; m && m->qpn != qpn; m = m->next)
+		;
+	fab_unlock();
+	return m != NULL;
+}
+
 void mcast_forget_qp_locked(uint32_t qpn)
 {
 	struct fab_mcast **pos = &mcasts;

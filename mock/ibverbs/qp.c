@@ -381,6 +381,10 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	uint32_t reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_qp");
+	/* uverbs_free_qp: a user's QP still attached to a multicast group
+	 * is not destroyed until it detaches. */
+	if (fab_mcast_attached(qp->qp_num))
+		return EBUSY;
 	pthread_mutex_lock(&verbs_lock);
 	reset_queues(mqp);
 	hold(mqp, -1);
@@ -422,8 +426,9 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 static void enter_error(struct mock_qp *mqp)
 {
 	verbs_qp_flush_recvs(mqp);
-	/* mlx5's firmware raises it (SRQ_LAST_WQE); rxe does not (measured
-	 * on 6.1 and 7.2). */
+	/* mlx5's firmware raises it (SRQ_LAST_WQE). rxe does not on kernel
+	 * 6.1, which the generic device follows; 7.2's rxe raises it at every
+	 * move to ERR and for every packet that then arrives (measured). */
 	if ((mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_RECV) && mqp->personality == RDMAMOCK_MLX5)
 		verbs_async_qp(mqp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }

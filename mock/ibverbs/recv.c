@@ -148,7 +148,8 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 /* A responder error moves the QP to ERR, and NAKs where there are
  * answers. mlx5's firmware also raises the affiliated event (mlx5_ib maps
  * WQ_ACCESS_ERROR to IBV_EVENT_QP_ACCESS_ERR and WQ_INVAL_REQ_ERROR to
- * IBV_EVENT_QP_REQ_ERR); rxe raises none (measured on 6.1 and 7.2). */
+ * IBV_EVENT_QP_REQ_ERR). rxe raises none on kernel 6.1, which the generic
+ * device follows; 7.2's raises IBV_EVENT_QP_ACCESS_ERR (measured). */
 static void responder_error(struct mock_qp *mqp, struct fab_response *resp, enum fab_ack nak)
 {
 	verbs_qp_error(mqp, IBV_QPS_ERR);
