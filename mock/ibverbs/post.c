@@ -77,9 +77,10 @@ static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
 {
 	int err;
 
-	/* A QP on an SRQ has no receive queue of its own (uverbs refuses). */
+	/* A QP on an SRQ has no receive queue of its own: rxe's provider
+	 * refuses (EINVAL); mlx5's finds its empty queue full (ENOMEM). */
 	if (mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_SEND || mqp->qp.qp_type == IBV_QPT_XRC_RECV)
-		return EINVAL;
+		return mqp->personality == RDMAMOCK_MLX5 ? ENOMEM : EINVAL;
 	/* rxe, after C10-97.2.1: no receives before INIT. */
 	if (mqp->state == IBV_QPS_RESET)
 		return EINVAL;

@@ -289,13 +289,15 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		if (mqp->srq || init->qp_type == IBV_QPT_XRC_SEND)
 			mqp->cap.max_recv_wr = mqp->cap.max_recv_sge = 0;
 	}
-	/* What libibverbs sets on a new QP. */
+	/* What libibverbs sets on a new QP (cmd_qp.c set_qp): the PD, CQs and
+	 * SRQ as given, even where the QP type uses none of them (an XRC
+	 * target's PD, which librdmacm then takes for the id's). */
 	mqp->qp.context = ctx;
 	mqp->qp.qp_context = init->qp_context;
-	mqp->qp.pd = mqp->mpd ? &mqp->mpd->pd : NULL;
-	mqp->qp.send_cq = mqp->scq ? &mqp->scq->cq : NULL;
-	mqp->qp.recv_cq = mqp->rcq ? &mqp->rcq->cq : NULL;
-	mqp->qp.srq = mqp->srq ? &mqp->srq->srq : NULL;
+	mqp->qp.pd = init->pd;
+	mqp->qp.send_cq = init->send_cq;
+	mqp->qp.recv_cq = init->recv_cq;
+	mqp->qp.srq = init->srq;
 	mqp->qp.qp_type = init->qp_type;
 	mqp->qp.state = IBV_QPS_RESET;
 	mqp->qp.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);

@@ -166,6 +166,9 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 			 struct fab_response *resp)
 {
 	struct mock_srq *msrq = srq_for(mqp, pkt);
+	/* A receive's lkeys are of its queue's PD: an SRQ's own (an XRC
+	 * target QP has no PD at all). */
+	struct mock_pd *mpd = msrq ? msrq->mpd : mqp->mpd;
 	enum ibv_wc_status status;
 	struct recv_wqe *w;
 	uint64_t len = pkt->len;
@@ -194,14 +197,14 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 		memcpy(msg, buf, GRH_BYTES);
 		memcpy(msg + GRH_BYTES, pkt->payload, len);
 		len += GRH_BYTES;
-		status = verbs_scatter(mqp->mpd, w->sge, w->num_sge, msg, len);
+		status = verbs_scatter(mpd, w->sge, w->num_sge, msg, len);
 		free(msg);
 		/* A UD message longer than the receive: rxe on Linux 6.1 reports
 		 * a local QP operation error (7.2 drops it); mlx5 a length error. */
 		if (status == IBV_WC_LOC_LEN_ERR && mqp->personality != RDMAMOCK_MLX5)
 			status = IBV_WC_LOC_QP_OP_ERR;
 	} else {
-		status = verbs_scatter(mqp->mpd, w->sge, w->num_sge, pkt->payload, len);
+		status = verbs_scatter(mpd, w->sge, w->num_sge, pkt->payload, len);
 	}
 	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt);
 	if (status == IBV_WC_LOC_LEN_ERR || status == IBV_WC_LOC_QP_OP_ERR)

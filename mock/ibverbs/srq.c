@@ -87,13 +87,15 @@ static int check_srq(struct ibv_context *ctx, const struct ibv_srq_init_attr_ex 
 		mock_log("ibv_create_srq_ex: SRQ type %d is not modelled by the mock", (int)type);
 		return EOPNOTSUPP;
 	}
-	if (type == IBV_SRQT_XRC && !p->xrc)
-		return EOPNOTSUPP;
-	if (!(init->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !init->pd || init->pd->context != ctx)
-		return EINVAL;
+	/* libibverbs (cmd_srq.c) wants the domain and the CQ of an XRC SRQ
+	 * before the device is asked: EINVAL even on rxe, which has no XRC. */
 	if (type == IBV_SRQT_XRC &&
 	    (!(init->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !init->xrcd ||
 	     !(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !init->cq))
+		return EINVAL;
+	if (type == IBV_SRQT_XRC && !p->xrc)
+		return EOPNOTSUPP;
+	if (!(init->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !init->pd || init->pd->context != ctx)
 		return EINVAL;
 	if (!init->attr.max_wr || init->attr.max_wr > (uint32_t)p->max_srq_wr ||
 	    init->attr.max_sge > (uint32_t)p->max_srq_sge ||

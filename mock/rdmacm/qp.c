@@ -94,6 +94,9 @@ int cm_qp_to_err(struct cm_id *cid)
 /* ucma_destroy_cqs: only what rdma_create_qp made for the id. */
 static void destroy_cqs(struct rdma_cm_id *id)
 {
+	/* An XRC target's receive CQ is its SRQ's: it goes with the SRQ. */
+	if (id->qp_type == IBV_QPT_XRC_RECV && id->srq)
+		return;
 	if (id->recv_cq) {
 		ibv_destroy_cq(id->recv_cq);
 		if (id->send_cq && id->send_cq != id->recv_cq)
