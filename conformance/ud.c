@@ -81,7 +81,7 @@ static void ud_open(struct ud *u)
 		fail_msg("ibv_reg_mr: %s", strerror(errno));
 	u->sender = ud_qp(u, u->scq);
 	u->receiver = ud_qp(u, u->rcq);
-	u->gid_index = fx_gid_index(u->ctx, fx_addr(AF_INET));
+	u->gid_index = fx_gid_index(u->ctx, fx_addr(AF_INET), NULL);
 	FX_OK(ibv_query_gid(u->ctx, 1, u->gid_index, &u->gid));
 	attr = ah_attr_to(u, &u->gid, u->gid_index);
 	u->ah = ibv_create_ah(u->pd, &attr);
@@ -750,7 +750,7 @@ void ibv_post_send__ud_pingpong_two_threads(void **state)
 	pthread_barrier_t exchanged;
 	pthread_t threads[2];
 
-	server.gid_index = client.gid_index = fx_gid_index(ctx, fx_addr(AF_INET));
+	server.gid_index = client.gid_index = fx_gid_index(ctx, fx_addr(AF_INET), NULL);
 	FX_VERBS_OK(ibv_close_device(ctx));
 	pthread_barrier_init(&exchanged, NULL, 2);
 	server.exchanged = client.exchanged = &exchanged;
