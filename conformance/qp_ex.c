@@ -1,0 +1,280 @@
+/* API covered: ibv_create_qp_ex() with send_ops_flags, ibv_qp_to_qp_ex(),
+ * and the ibv_wr_* posting API: ibv_wr_start, ibv_wr_send,
+ * ibv_wr_rdma_write, ibv_wr_set_sge, ibv_wr_set_sge_list,
+ * ibv_wr_set_inline_data, ibv_wr_complete, ibv_wr_abort. */
+#include <errno.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "qp.h"
+
+#define OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE)
+
+/* fx_qp_create's resources under an RC QP from ibv_create_qp_ex with
+ * send_ops_flags, connected to itself in RTS; data is a second buffer
+ * any QP of the PD may write (*data_mr). */
+struct xqp {
+	struct fx_qp q;
+	struct ibv_qp_ex *qpx;
+	struct ibv_mr *data_mr;
+	char data[256];
+};
+
+static struct ibv_qp *create_ex(struct fx_qp *q, uint64_t ops)
+{
+	struct ibv_qp_init_attr_ex init = {
+		.qp_type = IBV_QPT_RC,
+		.send_cq = q->cq,
+		.recv_cq = q->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = q->pd,
+		.send_ops_flags = ops,
+	};
+
+	return ibv_create_qp_ex(q->ctx, &init);
+}
+
+static void xqp_create(struct xqp *x)
+{
+	fx_qp_create(&x->q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	FX_VERBS_OK(ibv_destroy_qp(x->q.qp));
+	x->q.qp = create_ex(&x->q, OPS);
+	if (!x->q.qp)
+		fail_msg("ibv_create_qp_ex(RC, send_ops_flags SEND | RDMA_WRITE): %s", strerror(errno));
+	x->qpx = ibv_qp_to_qp_ex(x->q.qp);
+	if (!x->qpx)
+		fail_msg("ibv_qp_to_qp_ex: NULL for a QP created with send_ops_flags");
+	memset(x->data, 0, sizeof x->data);
+	x->data_mr = ibv_reg_mr(x->q.pd, x->data, sizeof x->data,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!x->data_mr)
+		fail_msg("ibv_reg_mr(remote write): %s", strerror(errno));
+	fx_qp_to(&x->q, IBV_QPS_RTS);
+}
+
+static void xqp_release(struct xqp *x)
+{
+	FX_VERBS_OK(ibv_destroy_qp(x->q.qp));
+	x->q.qp = NULL;
+	FX_VERBS_OK(ibv_dereg_mr(x->data_mr));
+	fx_qp_release(&x->q);
+}
+
+/* A receive of up to 64 bytes into data + 64 * slot (slot 1..3). */
+static void post_recv(struct xqp *x, uint64_t wr_id, int slot)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)&x->data[64 * slot], .length = 64,
+			       .lkey = x->data_mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	FX_VERBS_OK(ibv_post_recv(x->q.qp, &wr, &bad));
+}
+
+/* The next completion, which must be successful. */
+static void next_wc(struct xqp *x, struct ibv_wc *wc)
+{
+	fx_poll_one(x->q.cq, wc);
+	if (wc->status != IBV_WC_SUCCESS)
+		fail_msg("wr_id %llu (opcode %d) completed with %s", (unsigned long long)wc->wr_id,
+			 (int)wc->opcode, ibv_wc_status_str(wc->status));
+}
+
+/* The n send-side and n receive completions of n messages, each side in
+ * the order it completed (the two sides interleave in any order). */
+static void completions(struct xqp *x, int n, struct ibv_wc *sends, struct ibv_wc *recvs)
+{
+	int ns = 0, nr = 0;
+
+	while (ns < n || nr < n) {
+		struct ibv_wc wc;
+
+		next_wc(x, &wc);
+		if (wc.opcode & IBV_WC_RECV) {
+			if (nr == n)
+				fail_msg("an extra receive completion, wr_id %llu", (unsigned long long)wc.wr_id);
+			recvs[nr++] = wc;
+		} else {
+			if (ns == n)
+				fail_msg("an extra send completion, wr_id %llu", (unsigned long long)wc.wr_id);
+			sends[ns++] = wc;
+		}
+	}
+}
+
+void ibv_qp_to_qp_ex__created_with_send_ops(void **state)
+{
+	struct xqp x;
+	struct fx_qp plain;
+
+	fx_qp_create(&plain, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	assert_null(ibv_qp_to_qp_ex(plain.qp));
+	fx_qp_release(&plain);
+	fx_qp_create(&x.q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	FX_VERBS_OK(ibv_destroy_qp(x.q.qp));
+	x.q.qp = create_ex(&x.q, OPS);
+	if (!x.q.qp)
+		fail_msg("ibv_create_qp_ex(RC, send_ops_flags SEND | RDMA_WRITE): %s", strerror(errno));
+	x.qpx = ibv_qp_to_qp_ex(x.q.qp);
+	assert_non_null(x.qpx);
+	assert_ptr_equal(&x.qpx->qp_base, x.q.qp);
+	assert_int_equal(x.q.qp->state, IBV_QPS_RESET);
+	fx_qp_release(&x.q);
+}
+
+void ibv_create_qp_ex__unsupported_send_ops(void **state)
+{
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	errno = 0;
+	assert_null(create_ex(&q, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO));
+	assert_int_equal(errno, EOPNOTSUPP);
+	fx_qp_release(&q);
+}
+
+void ibv_wr_complete__send(void **state)
+{
+	struct ibv_wc send, recv;
+	struct xqp x;
+
+	xqp_create(&x);
+	memcpy(x.data, "sixteen bytes!!", 16);
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 7;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 16);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, 7);
+	assert_int_equal(send.opcode, IBV_WC_SEND);
+	assert_int_equal(recv.wr_id, 1);
+	assert_int_equal(recv.byte_len, 16);
+	assert_memory_equal(&x.data[64], "sixteen bytes!!", 16);
+	xqp_release(&x);
+}
+
+void ibv_wr_complete__batch_in_order(void **state)
+{
+	struct ibv_wc sends[3], recvs[3];
+	struct xqp x;
+
+	xqp_create(&x);
+	for (int i = 1; i <= 3; i++)
+		post_recv(&x, 10u + (unsigned)i, i);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	for (int i = 1; i <= 3; i++) {
+		x.data[i] = (char)('0' + i);
+		x.qpx->wr_id = (uint64_t)i;
+		ibv_wr_send(x.qpx);
+		ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)&x.data[i], 1);
+	}
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 3, sends, recvs);
+	for (int i = 1; i <= 3; i++) {
+		assert_int_equal(sends[i - 1].wr_id, i);
+		assert_int_equal(recvs[i - 1].wr_id, 10 + i);
+		assert_int_equal(recvs[i - 1].byte_len, 1);
+		assert_int_equal(x.data[64 * i], '0' + i);
+	}
+	xqp_release(&x);
+}
+
+void ibv_wr_abort__discards(void **state)
+{
+	struct ibv_wc send, recv, extra;
+	struct xqp x;
+
+	xqp_create(&x);
+	memcpy(x.data, "aborted\0kept", 12);
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 1;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 8);
+	ibv_wr_abort(x.qpx);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 2;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)&x.data[8], 4);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, 2);
+	assert_int_equal(recv.byte_len, 4);
+	assert_memory_equal(&x.data[64], "kept", 4);
+	assert_int_equal(ibv_poll_cq(x.q.cq, 1, &extra), 0);
+	xqp_release(&x);
+}
+
+void ibv_wr_rdma_write__lands(void **state)
+{
+	struct ibv_wc wc;
+	struct xqp x;
+
+	xqp_create(&x);
+	memcpy(x.data, "written remotely", 16);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 5;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x.qpx, x.data_mr->rkey, (uintptr_t)&x.data[128]);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 16);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	next_wc(&x, &wc);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.opcode, IBV_WC_RDMA_WRITE);
+	assert_memory_equal(&x.data[128], "written remotely", 16);
+	xqp_release(&x);
+}
+
+void ibv_wr_set_inline_data__copied_at_set(void **state)
+{
+	char inl[16];
+	struct ibv_wc send, recv;
+	struct xqp x;
+
+	xqp_create(&x);
+	post_recv(&x, 1, 1);
+	memcpy(inl, "copied at set!!", 16);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 3;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_inline_data(x.qpx, inl, sizeof inl);
+	memset(inl, 'x', sizeof inl);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, 3);
+	assert_int_equal(recv.byte_len, 16);
+	assert_memory_equal(&x.data[64], "copied at set!!", 16);
+	xqp_release(&x);
+}
+
+void ibv_wr_set_sge_list__concatenated(void **state)
+{
+	struct ibv_wc send, recv;
+	struct ibv_sge list[2];
+	struct xqp x;
+
+	xqp_create(&x);
+	memcpy(x.data, "first sixteen---", 16);
+	memcpy(&x.data[32], "+eight!!", 8);
+	list[0] = (struct ibv_sge){ .addr = (uintptr_t)x.data, .length = 16, .lkey = x.data_mr->lkey };
+	list[1] = (struct ibv_sge){ .addr = (uintptr_t)&x.data[32], .length = 8,
+				    .lkey = x.data_mr->lkey };
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 4;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_sge_list(x.qpx, 2, list);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(recv.byte_len, 24);
+	assert_memory_equal(&x.data[64], "first sixteen---+eight!!", 24);
+	xqp_release(&x);
+}
