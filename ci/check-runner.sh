@@ -193,6 +193,16 @@ done
 expect_exit 2 "unreadable profile" "$bin" --profile "$profiles/no-such"
 has "$out/last.log" "cannot read profile $profiles/no-such"
 
+# include: another profile's lacks and deviations under this one's name
+expect_exit 0 "profile with include" "$bin" --profile "$profiles/selftest-include" -t 'deviation__*'
+has "$out/last.log" 'profile selftest-include,' 'dev     deviation__fails: ' '1 known deviation' \
+	'stale deviation ST_STALE: it passes now; remove it from profile selftest-include'
+expect_exit 2 "include of a missing profile" "$bin" --profile "$profiles/include-missing"
+has "$out/last.log" "cannot read profile $profiles/no-such-profile" \
+	"$profiles/include-missing:3: include no-such-profile failed"
+expect_exit 2 "include loop" "$bin" --profile "$profiles/include-loop"
+has "$out/last.log" 'include include-loop: nested more than 4 deep'
+
 # ---- --compare: the full run against an edited copy where a passing
 # clause fails and another has no result; then against the profile run
 sed -e 's/backend=real/backend=mock/' \

@@ -134,9 +134,36 @@ static bool add_deviation(const char *clause_id, const char *reason,
 	return false;
 }
 
+/* include nests at most this deep (a loop of includes stops here). */
+#define INCLUDE_DEPTH_MAX 4
+
+static int load(const char *path, int depth);
+
+/* include FILE: the lacks and deviations of another profile, FILE relative
+ * to the including profile's folder; its name line is not this one's. */
+static bool include_profile(const char *from, const char *file, int depth, char *err, size_t size)
+{
+	const char *slash = strrchr(from, '/');
+	char path[4096];
+
+	if (depth >= INCLUDE_DEPTH_MAX) {
+		snprintf(err, size, "include %s: nested more than %d deep", file, INCLUDE_DEPTH_MAX);
+		return false;
+	}
+	if (file[0] == '/' || !slash)
+		snprintf(path, sizeof path, "%s", file);
+	else
+		snprintf(path, sizeof path, "%.*s/%s", (int)(slash - from), from, file);
+	if (load(path, depth + 1)) {
+		snprintf(err, size, "include %s failed (see above)", file);
+		return false;
+	}
+	return true;
+}
+
 /* One line, without its newline: a comment, a blank, or a keyword, its word
  * and the rest (the reason). False, with err filled, for anything else. */
-static bool profile_line(char *line, char *err, size_t size)
+static bool profile_line(const char *path, int depth, char *line, char *err, size_t size)
 {
 	char *keyword = next_word(&line), *word, *rest;
 	size_t len;
@@ -148,9 +175,16 @@ static bool profile_line(char *line, char *err, size_t size)
 	for (len = strlen(rest); len && strchr(" \t", rest[len - 1]);)
 		rest[--len] = '\0';
 	if (!strcmp(keyword, "name"))
-		return set_name(word, rest, err, size);
+		return depth ? true : set_name(word, rest, err, size);
+	if (!strcmp(keyword, "include")) {
+		if (!word || *rest) {
+			snprintf(err, size, "'include' wants one file");
+			return false;
+		}
+		return include_profile(path, word, depth, err, size);
+	}
 	if (strcmp(keyword, "lacks") && strcmp(keyword, "deviation")) {
-		snprintf(err, size, "unknown keyword '%s' (expected name, lacks "
+		snprintf(err, size, "unknown keyword '%s' (expected name, include, lacks "
 			 "or deviation)", keyword);
 		return false;
 	}
@@ -163,10 +197,10 @@ static bool profile_line(char *line, char *err, size_t size)
 				   add_deviation(word, rest, err, size);
 }
 
-int rc_profile_load(const char *path)
+static int load(const char *path, int depth)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL, err[256] = "";
+	char *line = NULL, err[512] = "";
 	size_t cap = 0, lineno = 0;
 	ssize_t len;
 	bool ok = true;
@@ -180,17 +214,26 @@ int rc_profile_load(const char *path)
 		lineno++;
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
-		ok = profile_line(line, err, sizeof(err));
+		ok = profile_line(path, depth, line, err, sizeof(err));
 	}
 	if (!ok)
 		fprintf(stderr, "rdmacheck: %s:%zu: %s\n", path, lineno, err);
 	else if (ferror(f))
 		fprintf(stderr, "rdmacheck: cannot read profile %s: %s\n", path,
 			strerror(errno));
-	else if (!profile.name)
-		fprintf(stderr, "rdmacheck: %s: no 'name NAME' line\n", path);
-	ok = ok && !ferror(f) && profile.name;
+	ok = ok && !ferror(f);
 	free(line);
 	fclose(f);
 	return ok ? 0 : -1;
+}
+
+int rc_profile_load(const char *path)
+{
+	if (load(path, 0))
+		return -1;
+	if (!profile.name) {
+		fprintf(stderr, "rdmacheck: %s: no 'name NAME' line\n", path);
+		return -1;
+	}
+	return 0;
 }

@@ -400,6 +400,7 @@ static void xprog_run(bool xrc)
 	int ret;
 
 	fx_require_backend();
+	fx_need_local_passive(); /* the server is a thread of this process */
 	snprintf(s.port, sizeof s.port, "%u", fx_port());
 	/* The server's rdma_getaddrinfo, rdma_create_ep and rdma_listen. */
 	xprog_hints(&s, true, &hints);

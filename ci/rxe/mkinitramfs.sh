@@ -161,8 +161,16 @@ TESTS="${RXE_TESTS:-}"
 SUITE_ARGS="${RXE_SUITE_ARGS:-}"
 CFG
 cp "$here/init" "$t/init"
-profile=${RXE_PROFILE-$here/../../fixtures/devices/rxe}
-if [ -n "$profile" ] && [ -r "$profile" ]; then cp "$profile" "$t/etc/rxe/profile"; fi
+# The stack's own profile (rxe-<stack>) where it has one, else rxe's.
+devices=$here/../../fixtures/devices
+default_profile=$devices/rxe
+[ -r "$devices/rxe-$STACK" ] && default_profile=$devices/rxe-$STACK
+profile=${RXE_PROFILE-$default_profile}
+# Its folder comes along: a profile may include another beside it.
+if [ -n "$profile" ] && [ -r "$profile" ]; then
+	find "$(dirname "$profile")" -maxdepth 1 -type f -exec cp {} "$t/etc/rxe/" \;
+	cp "$profile" "$t/etc/rxe/profile"
+fi
 # Whether this rxe has network-namespace support (per-netns UDP sockets:
 # sid's 7.x has it). Without it a peer in a namespace is unreachable (6.1
 # opens its socket in init_net only), and run.sh uses two guests instead.
