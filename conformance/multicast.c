@@ -417,36 +417,6 @@ struct mckey {
 	char error[320];
 };
 
-#define MCKEY_TRY(t, call)                                                            \
-	do {                                                                          \
-		const char *e_ = (call);                                              \
-		if (e_) {                                                             \
-			snprintf((t)->error, sizeof (t)->error, "%s: %s", (t)->name, e_); \
-			goto out;                                                     \
-		}                                                                     \
-	} while (0)
-#define MCKEY_CM(t, call)                                                              \
-	do {                                                                           \
-		if ((call) != 0) {                                                     \
-			snprintf((t)->error, sizeof (t)->error, "%s: %s: %s", (t)->name, \
-				 #call, strerror(errno));                              \
-			goto out;                                                      \
-		}                                                                      \
-	} while (0)
-
-static const char *wait_receivers(sem_t *sem)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += THREAD_WAIT_S;
-	for (int i = 0; i < RECEIVERS; i++)
-		while (sem_timedwait(sem, &until))
-			if (errno != EINTR)
-				return "the receivers had not joined within 10 s";
-	return NULL;
-}
-
 /* mckey's addr_handler: a QP, receives (not the sender), and the join. */
 static const char *mckey_addr_resolved(struct mckey *t, struct mckey_node *n)
 {
@@ -507,15 +477,15 @@ static void *mckey_thread(void *arg)
 	struct mckey *t = arg;
 
 	if (t->sender)
-		MCKEY_TRY(t, wait_receivers(t->joined));
+		FX_THREAD_TRY(t, fx_sem_wait(t->joined, RECEIVERS, THREAD_WAIT_S, "the receivers had not joined"));
 	for (int i = 0; i < t->nodes; i++) {
-		MCKEY_CM(t, rdma_create_id(t->ch, &t->node[i].id, &t->node[i], RDMA_PS_UDP));
-		MCKEY_CM(t, rdma_resolve_addr(t->node[i].id, (struct sockaddr *)&t->src,
+		FX_THREAD_CALL(t, rdma_create_id(t->ch, &t->node[i].id, &t->node[i], RDMA_PS_UDP));
+		FX_THREAD_CALL(t, rdma_resolve_addr(t->node[i].id, (struct sockaddr *)&t->src,
 					      (struct sockaddr *)&t->group, 2000));
 	}
-	MCKEY_TRY(t, mckey_events(t));
+	FX_THREAD_TRY(t, mckey_events(t));
 	for (int i = 0; i < t->nodes; i++)
-		MCKEY_TRY(t, t->sender ? fx_udp_send_n(&t->node[i].ep, MESSAGES)
+		FX_THREAD_TRY(t, t->sender ? fx_udp_send_n(&t->node[i].ep, MESSAGES)
 				       : fx_udp_recv_n(&t->node[i].ep, MESSAGES, NULL));
 out:
 	if (!t->sender && t->error[0]) /* the sender need not wait for a receiver that failed */

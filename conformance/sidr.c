@@ -513,35 +513,6 @@ struct side {
 	char error[320];
 };
 
-#define SIDE_TRY(t, call)                                                             \
-	do {                                                                          \
-		const char *e_ = (call);                                              \
-		if (e_) {                                                             \
-			snprintf((t)->error, sizeof (t)->error, "%s: %s", (t)->name, e_); \
-			goto out;                                                     \
-		}                                                                     \
-	} while (0)
-#define SIDE_CM(t, call)                                                               \
-	do {                                                                           \
-		if ((call) != 0) {                                                     \
-			snprintf((t)->error, sizeof (t)->error, "%s: %s: %s", (t)->name, \
-				 #call, strerror(errno));                              \
-			goto out;                                                      \
-		}                                                                      \
-	} while (0)
-
-static const char *wait_listening(sem_t *sem)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += THREAD_WAIT_S;
-	while (sem_timedwait(sem, &until))
-		if (errno != EINTR)
-			return "the server was not listening within 10 s";
-	return NULL;
-}
-
 /* udaddy's server: listen, accept with its QP (conn_param.qp_num), receive,
  * answer each message through an AH made from the first completion. */
 static void *udaddy_server(void *arg)
@@ -553,24 +524,24 @@ static void *udaddy_server(void *arg)
 	struct ibv_qp_attr attr;
 	struct ibv_wc wc;
 
-	SIDE_CM(t, rdma_create_id(t->ch, &t->listener, t, RDMA_PS_UDP));
-	SIDE_CM(t, rdma_bind_addr(t->listener, (struct sockaddr *)&t->addr));
-	SIDE_CM(t, rdma_listen(t->listener, 0));
+	FX_THREAD_CALL(t, rdma_create_id(t->ch, &t->listener, t, RDMA_PS_UDP));
+	FX_THREAD_CALL(t, rdma_bind_addr(t->listener, (struct sockaddr *)&t->addr));
+	FX_THREAD_CALL(t, rdma_listen(t->listener, 0));
 	sem_post(t->listening);
-	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS, &ev));
+	FX_THREAD_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS, &ev));
 	t->id = ev->id;
-	SIDE_TRY(t, fx_udp_create(&t->ep, t->id, MESSAGES));
+	FX_THREAD_TRY(t, fx_udp_create(&t->ep, t->id, MESSAGES));
 	param.qp_num = t->id->qp->qp_num;
-	SIDE_CM(t, rdma_accept(t->id, &param));
-	SIDE_TRY(t, fx_udp_recv_n(&t->ep, MESSAGES, &wc));
+	FX_THREAD_CALL(t, rdma_accept(t->id, &param));
+	FX_THREAD_TRY(t, fx_udp_recv_n(&t->ep, MESSAGES, &wc));
 	t->ep.ah = ibv_create_ah_from_wc(t->ep.pd, &wc, (struct ibv_grh *)t->ep.mem.recv[wc.wr_id],
 					 t->id->port_num);
 	if (!t->ep.ah)
-		SIDE_TRY(t, "ibv_create_ah_from_wc failed");
+		FX_THREAD_TRY(t, "ibv_create_ah_from_wc failed");
 	t->ep.remote_qpn = ntohl(wc.imm_data);
-	SIDE_CM(t, ibv_query_qp(t->id->qp, &attr, IBV_QP_QKEY, &init));
+	FX_THREAD_CALL(t, ibv_query_qp(t->id->qp, &attr, IBV_QP_QKEY, &init));
 	t->ep.remote_qkey = attr.qkey;
-	SIDE_TRY(t, fx_udp_send_n(&t->ep, MESSAGES));
+	FX_THREAD_TRY(t, fx_udp_send_n(&t->ep, MESSAGES));
 out:
 	sem_post(t->listening); /* after a failure the client gives up at once */
 	if (ev)
@@ -586,22 +557,22 @@ static void *udaddy_client(void *arg)
 	struct rdma_conn_param param = { 0 };
 	struct rdma_cm_event *ev = NULL;
 
-	SIDE_CM(t, rdma_create_id(t->ch, &t->id, t, RDMA_PS_UDP));
-	SIDE_TRY(t, wait_listening(t->listening));
-	SIDE_CM(t, rdma_resolve_addr(t->id, NULL, (struct sockaddr *)&t->addr, 2000));
-	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS, &ev));
+	FX_THREAD_CALL(t, rdma_create_id(t->ch, &t->id, t, RDMA_PS_UDP));
+	FX_THREAD_TRY(t, fx_sem_wait(t->listening, 1, THREAD_WAIT_S, "the server was not listening"));
+	FX_THREAD_CALL(t, rdma_resolve_addr(t->id, NULL, (struct sockaddr *)&t->addr, 2000));
+	FX_THREAD_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS, &ev));
 	rdma_ack_cm_event(ev);
 	ev = NULL;
-	SIDE_CM(t, rdma_resolve_route(t->id, 2000));
-	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS, &ev));
+	FX_THREAD_CALL(t, rdma_resolve_route(t->id, 2000));
+	FX_THREAD_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS, &ev));
 	rdma_ack_cm_event(ev);
 	ev = NULL;
-	SIDE_TRY(t, fx_udp_create(&t->ep, t->id, MESSAGES));
-	SIDE_CM(t, rdma_connect(t->id, &param));
-	SIDE_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, &ev));
-	SIDE_TRY(t, fx_udp_target(&t->ep, &ev->param.ud));
-	SIDE_TRY(t, fx_udp_send_n(&t->ep, MESSAGES));
-	SIDE_TRY(t, fx_udp_recv_n(&t->ep, MESSAGES, NULL));
+	FX_THREAD_TRY(t, fx_udp_create(&t->ep, t->id, MESSAGES));
+	FX_THREAD_CALL(t, rdma_connect(t->id, &param));
+	FX_THREAD_TRY(t, fx_udp_event(t->ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, &ev));
+	FX_THREAD_TRY(t, fx_udp_target(&t->ep, &ev->param.ud));
+	FX_THREAD_TRY(t, fx_udp_send_n(&t->ep, MESSAGES));
+	FX_THREAD_TRY(t, fx_udp_recv_n(&t->ep, MESSAGES, NULL));
 out:
 	if (ev)
 		rdma_ack_cm_event(ev);

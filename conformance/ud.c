@@ -235,43 +235,62 @@ void ibv_create_ah__past_last_port(void **state)
 	create_ah_fails(&attr, EINVAL);
 }
 
-void ibv_create_ah__empty_sgid(void **state)
+/* The first index an AH can name (sgid_index is 8 bits) whose entry is
+ * empty (prefix NULL), or holds a RoCE v2 GID beginning with len bytes of
+ * prefix; -1 if none. */
+static int gid_index_where(struct ibv_context *ctx, const uint8_t *prefix, size_t len)
+{
+	for (int i = 0; i < 256; i++) {
+		struct ibv_gid_entry e;
+		int ret = ibv_query_gid_ex(ctx, 1, i, &e, 0);
+
+		if (!prefix ? ret == ENODATA :
+			      !ret && e.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(e.gid.raw, prefix, len))
+			return i;
+	}
+	return -1;
+}
+
+/* An AH from the entry gid_index_where finds to dgid must fail with
+ * `expected`; `what` names the entry wanted. */
+static void create_ah_from_entry(const uint8_t *prefix, size_t len, const union ibv_gid *dgid,
+				 const char *what, int expected)
 {
 	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1, .grh.hop_limit = 64 };
-	struct ibv_gid_entry e;
-	int index = -1;
+	struct ibv_ah *ah;
 	struct ud u;
+	int index;
 
 	ud_open(&u);
-	for (int i = 0; i < 256 && index < 0; i++)
-		if (ibv_query_gid_ex(u.ctx, 1, i, &e, 0) == ENODATA)
-			index = i;
-	ud_close(&u);
-	if (index < 0)
-		RC_SKIP("config: GID entries 0-255 are all filled");
+	index = gid_index_where(u.ctx, prefix, len);
+	if (index < 0) {
+		ud_close(&u);
+		fail_msg("no %s in GID entries 0-255", what);
+	}
 	attr.grh.sgid_index = (uint8_t)index;
-	create_ah_fails(&attr, ENODATA);
+	attr.grh.dgid = dgid ? *dgid : u.gid;
+	errno = 0;
+	ah = ibv_create_ah(u.pd, &attr);
+	if (ah) {
+		ibv_destroy_ah(ah);
+		fail_msg("ibv_create_ah from the %s (entry %d) succeeded", what, index);
+	}
+	assert_int_equal(errno, expected);
+	ud_close(&u);
+}
+
+void ibv_create_ah__empty_sgid(void **state)
+{
+	create_ah_from_entry(NULL, 0, NULL, "empty entry", ENODATA);
 }
 
 /* The link-local RoCE v2 GID (an IPv6 address) as the source of an AH to
  * an IPv4 destination. */
 void ibv_create_ah__family_mismatch(void **state)
 {
-	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1, .grh.hop_limit = 64 };
-	struct ibv_gid_entry e;
-	int index = -1;
-	struct ud u;
+	static const uint8_t link_local[] = { 0xfe, 0x80 };
 
-	ud_open(&u);
-	for (int i = 0; i < 256 && index < 0; i++)
-		if (!ibv_query_gid_ex(u.ctx, 1, i, &e, 0) && e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80)
-			index = i;
-	ud_close(&u);
-	if (index < 0)
-		fail_msg("no link-local RoCE v2 GID in entries 0-255");
-	attr.grh.sgid_index = (uint8_t)index;
-	create_ah_fails(&attr, EINVAL);
+	create_ah_from_entry(link_local, sizeof link_local, NULL, "link-local RoCE v2 GID", EINVAL);
 }
 
 /* An address on the device's subnet that nobody answers: the source is the
@@ -280,32 +299,11 @@ void ibv_create_ah__family_mismatch(void **state)
 void ibv_create_ah__unanswered(void **state)
 {
 	const char *addr = fx_unanswered_addr();
-	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1, .grh.hop_limit = 64 };
-	struct ibv_gid_entry e;
-	struct ibv_ah *ah;
-	struct in_addr dst;
-	int index = -1;
-	struct ud u;
+	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
 
-	ud_open(&u);
-	assert_int_equal(inet_pton(AF_INET, addr, &dst), 1);
-	attr.grh.dgid.raw[10] = attr.grh.dgid.raw[11] = 0xff;
-	memcpy(&attr.grh.dgid.raw[12], &dst, 4);
-	for (int i = 0; i < 256 && index < 0; i++)
-		if (!ibv_query_gid_ex(u.ctx, 1, i, &e, 0) && e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(e.gid.raw, attr.grh.dgid.raw, 15))
-			index = i;
-	if (index < 0)
-		fail_msg("no RoCE v2 GID on %s's subnet", addr);
-	attr.grh.sgid_index = (uint8_t)index;
-	errno = 0;
-	ah = ibv_create_ah(u.pd, &attr);
-	if (ah) {
-		ibv_destroy_ah(ah);
-		fail_msg("ibv_create_ah to %s (unanswered) succeeded", addr);
-	}
-	assert_int_equal(errno, ETIMEDOUT);
-	ud_close(&u);
+	assert_int_equal(inet_pton(AF_INET, addr, &dgid.raw[12]), 1);
+	create_ah_from_entry(dgid.raw, 15, &dgid, "RoCE v2 GID on the unanswered address's subnet",
+			     ETIMEDOUT);
 }
 
 /* ---------------------------------------------------------------- UD data */

@@ -90,55 +90,24 @@ static const struct mock_cqe *current(struct ibv_cq_ex *cq, const char *call)
 	return mcq->current;
 }
 
-static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_opcode")->wc.opcode;
-}
+/* read_NAME: the current completion's FIELD, as the ibv_wc_read_NAME
+ * inline calls through the CQ. */
+#define WC_READER(type, name, field)                                       \
+	static type read_##name(struct ibv_cq_ex *cq)                      \
+	{                                                                  \
+		return current(cq, "ibv_wc_read_" #name)->wc.field;        \
+	}
 
-static uint32_t read_vendor_err(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_vendor_err")->wc.vendor_err;
-}
-
-static uint32_t read_byte_len(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_byte_len")->wc.byte_len;
-}
-
-static __be32 read_imm_data(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_imm_data")->wc.imm_data;
-}
-
-static uint32_t read_qp_num(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_qp_num")->wc.qp_num;
-}
-
-static uint32_t read_src_qp(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_src_qp")->wc.src_qp;
-}
-
-static unsigned int read_wc_flags(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_wc_flags")->wc.wc_flags;
-}
-
-static uint32_t read_slid(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_slid")->wc.slid;
-}
-
-static uint8_t read_sl(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_sl")->wc.sl;
-}
-
-static uint8_t read_dlid_path_bits(struct ibv_cq_ex *cq)
-{
-	return current(cq, "ibv_wc_read_dlid_path_bits")->wc.dlid_path_bits;
-}
+WC_READER(enum ibv_wc_opcode, opcode, opcode)
+WC_READER(uint32_t, vendor_err, vendor_err)
+WC_READER(uint32_t, byte_len, byte_len)
+WC_READER(__be32, imm_data, imm_data)
+WC_READER(uint32_t, qp_num, qp_num)
+WC_READER(uint32_t, src_qp, src_qp)
+WC_READER(unsigned int, wc_flags, wc_flags)
+WC_READER(uint32_t, slid, slid)
+WC_READER(uint8_t, sl, sl)
+WC_READER(uint8_t, dlid_path_bits, dlid_path_bits)
 
 static uint64_t read_completion_ts(struct ibv_cq_ex *cq)
 {
