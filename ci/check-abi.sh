@@ -49,7 +49,7 @@ extra=$(comm -23 "$out/mock.abi" "$out/map.abi")
 [ -z "$extra" ] || fail "exported but in no .map: $extra"
 
 for so in $LIBS; do
-	path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64|x86_64/ { print $NF; exit }')
+	path=$(ldconfig -p | awk -v so="$so" '!p && $1 == so && /x86-64|x86_64/ { p = $NF } END { print p }')
 	[ -n "$path" ] || { fail "the system has no $so (make deps installs rdma-core)"; continue; }
 	exports "$path"
 done | sort -u >"$out/system.abi"

@@ -121,7 +121,7 @@ queue+=(libgcc_s.so.1)
 # The test harness is the suite's, not the stack's: always the host's cmocka,
 # whose ABI the suite was built against (sid's cmocka 2 dropped 1.x symbols
 # and prints failures in another form).
-host_cmocka=$(ldconfig -p | awk '$1 == "libcmocka.so.0" { print $NF; exit }')
+host_cmocka=$(ldconfig -p | awk '!p && $1 == "libcmocka.so.0" { p = $NF } END { print p }')
 [ -n "$host_cmocka" ] || die "no libcmocka.so.0 on the host"
 cp -L "$host_cmocka" "$t/usr/lib/x86_64-linux-gnu/libcmocka.so.0"
 done_lib[libcmocka.so.0]=1
