@@ -407,6 +407,14 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 	memcpy(attr, &a, attr_len < sizeof a ? attr_len : sizeof a);
 	if (attr_len > sizeof a)
 		memset((char *)attr + sizeof a, 0, attr_len - sizeof a);
+	/* rdma-core 50 and later end the struct with active_speed_ex, right
+	 * after rdma-core 44's end: the same speed in a field wide enough for
+	 * XDR, as the kernel reports it. */
+	if (attr_len >= sizeof a + sizeof(uint32_t)) {
+		uint32_t speed_ex = a.active_speed;
+
+		memcpy((char *)attr + sizeof a, &speed_ex, sizeof speed_ex);
+	}
 	return 0;
 }
 
