@@ -63,11 +63,13 @@ static bool valid_ps(enum rdma_port_space ps)
 static struct fab_id *new_id(struct fab_chan *chan, uint64_t uid, enum rdma_port_space ps,
 			     enum ibv_qp_type qp_type)
 {
-	struct fab_id *id = calloc(1, sizeof *id);
+	int owner = chan ? chan->owner : fab_owner_self();
+	struct fab_id *id = fab_alloc_owned(owner, sizeof *id);
 
 	if (!id)
 		return NULL;
 	id->chan = chan;
+	id->owner = owner;
 	id->uid = uid;
 	id->ps = ps;
 	id->qp_type = qp_type;
@@ -238,7 +240,7 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 	 * reached only if it is on that netdev's subnet; else ARP goes out
 	 * unanswered. Measured on rxe: two dummy netdevs, ADDR_ERROR -110. */
 	if (target && id->dev && target != id->dev && !topology_on_subnet_of(id->dev, dst)) {
-		fab_timer_add(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0, addr_query_timed_out, 0);
+		fab_timer_add(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0, TIMER_ADDR_QUERY, 0);
 		return 0;
 	}
 	if (target) {
@@ -257,7 +259,7 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 		return 0;
 	}
 	if (topology_device_on_subnet(dst)) {
-		fab_timer_add(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0, addr_query_timed_out, 0);
+		fab_timer_add(id, timeout_ms > 0 ? (unsigned)timeout_ms : 0, TIMER_ADDR_QUERY, 0);
 		return 0;
 	}
 	id->state = ST_ADDR_BOUND;
@@ -417,7 +419,7 @@ static void sidr_answer(struct fab_id *active, int status, const struct fab_conn
 static void retry_req(struct fab_id *active)
 {
 	if (active->req_sends < CM_SENDS) {
-		fab_timer_add(active, CM_TRY_MS_INITIATOR, send_req, 0);
+		fab_timer_add(active, CM_TRY_MS_INITIATOR, TIMER_SEND_REQ, 0);
 	} else {
 		active->cm = CM_IDLE;
 		fab_queue_event(active, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
@@ -690,7 +692,7 @@ static void enter_timewait(struct fab_id *id)
 	id->cm = CM_TIMEWAIT;
 	fab_timer_cancel(id);
 	if (id->disconnected)
-		fab_timer_add(id, TIMEWAIT_MS, timewait_over, 0);
+		fab_timer_add(id, TIMEWAIT_MS, TIMER_TIMEWAIT, 0);
 }
 
 static void disconnected(struct fab_id *id, int status)
@@ -713,7 +715,7 @@ static void send_dreq(struct fab_id *id)
 	unsigned try_ms = id->initiator ? CM_TRY_MS_INITIATOR : CM_TRY_MS_RESPONDER;
 
 	id->cm = CM_DREQ_SENT;
-	fab_timer_add(id, try_ms * CM_SENDS, dreq_timed_out, 0);
+	fab_timer_add(id, try_ms * CM_SENDS, TIMER_DREQ, 0);
 	if (id->peer && id->peer->cm == CM_ESTABLISHED) {
 		id->peer->cm = CM_DREQ_RCVD;
 		disconnected(id->peer, 0);
@@ -801,7 +803,42 @@ void fab_destroy_unreported_locked(struct fab_id *id)
 		;
 	*pos = id->next_live;
 	fab.nlive--;
-	free(id);
+	fab_free(id);
+}
+
+/* A dead member's ids go as rdma_destroy_id would take them (a file of a
+ * process that is gone is closed, and ucma destroys its ids): peers see
+ * DISCONNECTED or REJECTED, listeners' ports come free. A destruction may
+ * make another of its ids (a new connection), so look again each time. */
+void fab_reap_locked(int owner)
+{
+	struct fab_id *id;
+
+	do {
+		for (id = fab.live; id && id->owner != owner; id = id->next_live)
+			;
+		if (id)
+			fab_destroy_unreported_locked(id);
+	} while (id);
+	fab_qp_reap_locked(owner);
+}
+
+void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg)
+{
+	switch (kind) {
+	case TIMER_ADDR_QUERY:
+		addr_query_timed_out(id, arg);
+		break;
+	case TIMER_SEND_REQ:
+		send_req(id, arg);
+		break;
+	case TIMER_TIMEWAIT:
+		timewait_over(id, arg);
+		break;
+	case TIMER_DREQ:
+		dreq_timed_out(id, arg);
+		break;
+	}
 }
 
 int fab_destroy_id(struct fab_id *id)
@@ -823,6 +860,7 @@ int fab_migrate_id(struct fab_id *id, struct fab_chan *to)
 	fab_lock();
 	from = id->chan;
 	id->chan = to;
+	id->owner = to->owner;
 	fab_move_events(id, from);
 	reported = (int)id->events_reported;
 	fab_unlock();

@@ -1,55 +1,39 @@
-/* The fabric's machinery: its lock, event channels, event queues and the
- * timer thread that delivers what real networks deliver late (timeouts). */
+/* The fabric's machinery: its lock, event channels, event queues, timers,
+ * and the watcher thread each process runs: it fires the timers that are
+ * due (what real networks deliver late: timeouts) and reaps the members of
+ * a shared fabric whose processes are gone. */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "control/mock.h"
 
-struct fabric fab = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.next_serial = 1,
-};
-
-static pthread_once_t fab_once = PTHREAD_ONCE_INIT;
-
-static void fork_prepare(void)
+void fab_state_init(struct fabric *f)
 {
-	pthread_mutex_lock(&fab.lock);
-}
-
-static void fork_parent(void)
-{
-	pthread_mutex_unlock(&fab.lock);
-}
-
-/* The child has no timer thread; fab_unlock starts one if timers remain. */
-static void fork_child(void)
-{
-	fab.timer_running = false;
-	pthread_mutex_unlock(&fab.lock);
-}
-
-static void fab_init_once(void)
-{
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&fab.timer_cond, &attr);
-	pthread_condattr_destroy(&attr);
-	fab.rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	pthread_mutex_lock(&fab.lock);
+	fab_mutex_init(&f->lock);
+	f->next_serial = 1;
+	f->next_qpn = FAB_QPN_FIRST;
+	f->next_srqn = 1;
+	f->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
 	topology_init_locked();
-	pthread_mutex_unlock(&fab.lock);
 }
 
-static uint64_t now_ns(void)
+/* ---------------------------------------------------------------- the watcher */
+
+/* This process's watcher thread (process-local state). Its doorbell is
+ * the one in its member slot, which other members ring when they join. */
+static struct {
+	pthread_mutex_t lock;
+	bool running, tried;
+	uint64_t sleeping_until; /* 0: not asleep on a deadline */
+} watcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+uint64_t fab_now_ns(void)
 {
 	struct timespec ts;
 
@@ -57,74 +41,196 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void *timer_thread(void *unused)
+/* Fire what is due; the next deadline (0: none). Lock held. */
+static uint64_t run_timers_locked(void)
 {
-	pthread_mutex_lock(&fab.lock);
-	for (;;) {
-		struct fab_timer *t = fab.timers;
-		struct timespec due;
+	struct fab_timer *t;
 
-		if (!t) {
-			pthread_cond_wait(&fab.timer_cond, &fab.lock);
-			continue;
-		}
-		if (t->due_ns > now_ns()) {
-			due.tv_sec = (time_t)(t->due_ns / 1000000000u);
-			due.tv_nsec = (long)(t->due_ns % 1000000000u);
-			pthread_cond_timedwait(&fab.timer_cond, &fab.lock, &due);
-			continue;
-		}
+	while ((t = fab.timers) && t->due_ns <= fab_now_ns()) {
 		fab.timers = t->next;
-		t->fire(t->id, t->arg);
-		free(t);
+		cm_timer_fire(t->id, t->kind, t->arg);
+		fab_free(t);
+	}
+	return fab.timers ? fab.timers->due_ns : 0;
+}
+
+/* The members' pidfds, process-local: a member's pidfd is readable once
+ * its process has ended. Without pidfd_open (old kernels, filters) the
+ * watcher looks at /proc every 200 ms instead. */
+struct watched {
+	pid_t pid;
+	int fd;
+};
+
+static int watch_members(struct watched *w, struct pollfd *pfd, bool *polling)
+{
+	int n = 0;
+
+	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+		pid_t pid = fab_owner_pid(i);
+
+		if (i == fab_owner_self() || !pid) {
+			if (w[i].fd >= 0)
+				close(w[i].fd);
+			w[i].fd = -1;
+			w[i].pid = 0;
+			continue;
+		}
+		if (w[i].pid != pid) {
+			if (w[i].fd >= 0)
+				close(w[i].fd);
+			w[i].pid = pid;
+			w[i].fd = (int)syscall(SYS_pidfd_open, pid, 0);
+		}
+		if (w[i].fd < 0) {
+			*polling = true;
+			continue;
+		}
+		pfd[n].fd = w[i].fd;
+		pfd[n].events = POLLIN;
+		n++;
+	}
+	return n;
+}
+
+static void *watcher_main(void *arg)
+{
+	struct fab_bell *bell = arg;
+	struct watched w[FAB_MEMBERS_MAX];
+	struct pollfd pfd[FAB_MEMBERS_MAX + 1];
+	bool shared = fab_is_shared();
+
+	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+		w[i].pid = 0;
+		w[i].fd = -1;
+	}
+	for (;;) {
+		uint64_t next, now;
+		int n = 1, timeout = -1;
+		bool polling = false;
+
+		fab_lock();
+		next = run_timers_locked();
+		fab_unlock();
+		pthread_mutex_lock(&watcher.lock);
+		watcher.sleeping_until = next;
+		pthread_mutex_unlock(&watcher.lock);
+		pfd[0].fd = bell->fd;
+		pfd[0].events = POLLIN;
+		if (shared)
+			n += watch_members(w, pfd + 1, &polling);
+		now = fab_now_ns();
+		if (next)
+			timeout = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+		if (polling && (timeout < 0 || timeout > 200))
+			timeout = 200;
+		if (poll(pfd, (nfds_t)n, timeout) <= 0 && !polling)
+			continue;
+		if (pfd[0].revents) {
+			fab_lock();
+			fab_bell_clear(bell);
+			fab_unlock();
+		}
+		if (shared)
+			fab_reap_dead();
 	}
 	return NULL;
 }
 
-static void timer_start_locked(void)
+/* Start the watcher if it is not running (a shared fabric's member then
+ * tells the others, who watch it from then on); wake it if `due` (0: any
+ * change) is earlier than what it sleeps until. No lock held. */
+static void watcher_kick(uint64_t due)
 {
+	struct fab_bell *bell = fab_member_bell(fab_owner_self());
 	pthread_attr_t attr;
 	pthread_t thread;
+	bool start, wake;
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&thread, &attr, timer_thread, NULL) == 0)
-		fab.timer_running = true;
-	else
-		mock_log("cannot start the fabric's timer thread; timeouts will not fire");
-	pthread_attr_destroy(&attr);
+	pthread_mutex_lock(&watcher.lock);
+	start = !watcher.running;
+	watcher.tried = true;
+	wake = !start && (!due || !watcher.sleeping_until || due < watcher.sleeping_until);
+	if (start) {
+		int err = fab_bell_open(bell);
+
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (err < 0 || pthread_create(&thread, &attr, watcher_main, bell))
+			mock_log("cannot start the fabric's watcher thread (%s); timeouts will not fire",
+				 err < 0 ? strerror(-err) : "pthread_create failed");
+		else
+			watcher.running = true;
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&watcher.lock);
+	fab_lock();
+	if (wake)
+		fab_bell_ring(bell);
+	if (start && fab_is_shared())
+		for (int i = 0; i < FAB_MEMBERS_MAX; i++)
+			if (i != fab_owner_self() && fab_owner_pid(i))
+				fab_bell_ring(fab_member_bell(i));
+	fab_unlock();
 }
+
+/* A forked child has no watcher: it starts one when it needs one. */
+void fab_child_after_fork(void)
+{
+	pthread_mutex_init(&watcher.lock, NULL);
+	watcher.running = false;
+	watcher.tried = false;
+	watcher.sleeping_until = 0;
+	fab_bell_child();
+}
+
+/* ---------------------------------------------------------------- lock and timers */
+
+static __thread uint64_t kick_due; /* a timer added under the lock: wake the watcher */
 
 void fab_lock(void)
 {
-	pthread_once(&fab_once, fab_init_once);
-	pthread_mutex_lock(&fab.lock);
+	static __thread bool starting;
+
+	fab_attach();
+	/* A member of a shared fabric watches the others from its first
+	 * call on (starting the watcher takes this lock itself). */
+	if (!watcher.tried && !starting && fab_is_shared()) {
+		starting = true;
+		watcher_kick(0);
+		starting = false;
+	}
+	fab_mutex_lock(&fab.lock);
 }
 
 void fab_unlock(void)
 {
-	if (fab.timers && !fab.timer_running)
-		timer_start_locked();
-	pthread_mutex_unlock(&fab.lock);
+	uint64_t due = kick_due;
+
+	kick_due = 0;
+	fab_mutex_unlock(&fab.lock);
+	if (due)
+		watcher_kick(due);
 }
 
-void fab_timer_add(struct fab_id *id, unsigned ms, void (*fire)(struct fab_id *, int), int arg)
+void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg)
 {
-	struct fab_timer *t = calloc(1, sizeof *t), **pos;
+	struct fab_timer *t = fab_alloc_owned(id->owner, sizeof *t), **pos;
 
 	if (!t) {
 		mock_log("out of memory scheduling a timeout; it will not fire");
 		return;
 	}
-	t->due_ns = now_ns() + (uint64_t)ms * 1000000u;
+	t->due_ns = fab_now_ns() + (uint64_t)ms * 1000000u;
 	t->id = id;
-	t->fire = fire;
+	t->kind = kind;
 	t->arg = arg;
 	for (pos = &fab.timers; *pos && (*pos)->due_ns <= t->due_ns; pos = &(*pos)->next)
 		;
 	t->next = *pos;
 	*pos = t;
-	pthread_cond_signal(&fab.timer_cond);
+	if (!kick_due || t->due_ns < kick_due)
+		kick_due = t->due_ns;
 }
 
 void fab_timer_cancel(struct fab_id *id)
@@ -136,7 +242,7 @@ void fab_timer_cancel(struct fab_id *id)
 
 		if (t->id == id) {
 			*pos = t->next;
-			free(t);
+			fab_free(t);
 		} else {
 			pos = &t->next;
 		}
@@ -145,27 +251,7 @@ void fab_timer_cancel(struct fab_id *id)
 
 /* ---------------------------------------------------------------- channels */
 
-static void count_up(struct fab_chan *chan)
-{
-	uint64_t one = 1;
-
-	if (write(chan->fd, &one, sizeof one) != sizeof one)
-		mock_log("event channel fd %d: cannot signal an event", chan->fd);
-}
-
-static void count_down(struct fab_chan *chan)
-{
-	uint64_t value;
-	int flags = fcntl(chan->fd, F_GETFL);
-
-	/* The count matches the queue under the lock, so this never waits;
-	 * O_NONBLOCK only guards against a caller who closed our fd. */
-	fcntl(chan->fd, F_SETFL, flags | O_NONBLOCK);
-	if (read(chan->fd, &value, sizeof value) != sizeof value)
-		mock_log("event channel fd %d: event count out of step", chan->fd);
-	fcntl(chan->fd, F_SETFL, flags);
-}
-
+/* A channel's doorbell is lit while its queue holds events. */
 static void chan_append(struct fab_chan *chan, struct fab_queued *q)
 {
 	q->next = NULL;
@@ -174,24 +260,24 @@ static void chan_append(struct fab_chan *chan, struct fab_queued *q)
 	else
 		chan->head = q;
 	chan->tail = q;
-	count_up(chan);
+	fab_bell_ring(&chan->bell);
 }
 
 int fab_chan_open(struct fab_chan **out, int *fd)
 {
-	struct fab_chan *chan = calloc(1, sizeof *chan);
+	struct fab_chan *chan = fab_alloc(sizeof *chan);
+	int err;
 
 	if (!chan)
 		return -ENOMEM;
-	chan->fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
-	if (chan->fd < 0) {
-		int err = errno;
-
-		free(chan);
-		return -err;
+	chan->owner = fab_owner_self();
+	err = fab_bell_open(&chan->bell);
+	if (err < 0) {
+		fab_free(chan);
+		return err;
 	}
 	*out = chan;
-	*fd = chan->fd;
+	*fd = chan->bell.fd;
 	return 0;
 }
 
@@ -210,7 +296,7 @@ struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type ty
 	 * accepts it and so gives it an owner. */
 	if (!id->chan || (!id->uid && type != RDMA_CM_EVENT_CONNECT_REQUEST))
 		return NULL;
-	q = calloc(1, sizeof *q);
+	q = fab_alloc_owned(id->chan->owner, sizeof *q);
 	if (!q) {
 		mock_log("out of memory: CM event %d for an id lost", (int)type);
 		return NULL;
@@ -237,19 +323,21 @@ int fab_get_event(struct fab_chan *chan, struct fab_event *out)
 		return -EAGAIN;
 	}
 	chan->head = q->next;
-	if (!chan->head)
+	if (!chan->head) {
 		chan->tail = NULL;
-	count_down(chan);
+		fab_bell_clear(&chan->bell);
+	}
 	q->id->events_reported++;
 	if (q->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		/* The new id belongs to the channel that reports it. */
 		q->id->pending_requests--;
 		q->ev.conn_id->chan = chan;
+		q->ev.conn_id->owner = chan->owner;
 		q->ev.conn_id->requested_by = NULL;
 	}
 	*out = q->ev;
 	fab_unlock();
-	free(q);
+	fab_free(q);
 	return 0;
 }
 
@@ -269,12 +357,13 @@ static struct fab_queued *take_events(struct fab_chan *chan, struct fab_id *id,
 			q->next = NULL;
 			*tail = q;
 			tail = &q->next;
-			count_down(chan);
 		} else {
 			chan->tail = q;
 			pos = &q->next;
 		}
 	}
+	if (!chan->head)
+		fab_bell_clear(&chan->bell);
 	return taken;
 }
 
@@ -290,7 +379,7 @@ void fab_drop_events(struct fab_id *id, struct fab_chan *chan)
 			q->ev.conn_id->requested_by = NULL;
 			fab_destroy_unreported_locked(q->ev.conn_id);
 		}
-		free(q);
+		fab_free(q);
 		q = next;
 	}
 }
@@ -325,9 +414,9 @@ void fab_chan_close(struct fab_chan *chan)
 			fab_destroy_unreported_locked(id);
 	} while (id);
 	fab_drop_events(NULL, chan);
+	fab_bell_close(&chan->bell);
 	fab_unlock();
-	close(chan->fd);
-	free(chan);
+	fab_free(chan);
 }
 
 /* A new id dies before its request was fetched: the request goes too. */
@@ -340,7 +429,7 @@ void fab_drop_request(struct fab_id *conn)
 	q = take_events(conn->requested_by->chan, NULL, conn);
 	if (q) {
 		conn->requested_by->pending_requests--;
-		free(q);
+		fab_free(q);
 	}
 	conn->requested_by = NULL;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -25,6 +26,26 @@
 #define FAB_NAME_MAX 64
 #define FAB_MAX_ADDRS 16
 #define FAB_PRIVATE_DATA_MAX 256
+
+/* ---------------------------------------------------------------- doorbells
+ *
+ * A file descriptor the mock hands out to be polled (an event channel's,
+ * a completion channel's, a context's async_fd), made readable from any
+ * process of the fabric (bell.c). Level triggered: whoever makes the queue
+ * behind it non-empty rings it, whoever empties it clears it, both under
+ * the lock that guards the queue. The struct lives with the queue, in the
+ * arena. */
+struct fab_bell {
+	pid_t pid;       /* the owner; 0 when closed */
+	uint32_t serial; /* its number in the owner */
+	int fd;          /* the owner's descriptor */
+	bool lit;
+};
+/* Make one, owned by this process: its fd, or a negative errno. */
+int fab_bell_open(struct fab_bell *b);
+void fab_bell_ring(struct fab_bell *b);
+void fab_bell_clear(struct fab_bell *b);
+void fab_bell_close(struct fab_bell *b);
 
 /* ---------------------------------------------------------------- devices */
 

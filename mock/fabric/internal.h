@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "arena.h"
 #include "fabric.h"
 
 struct fab_device {
@@ -60,6 +61,7 @@ struct fab_bind {
 struct fab_id {
 	struct fab_id *next_live;
 	struct fab_chan *chan;
+	int owner;    /* the member whose channel it is on (arena.h) */
 	uint64_t uid; /* 0 for a new connection until it is accepted */
 	enum rdma_port_space ps;
 	enum ibv_qp_type qp_type;
@@ -99,19 +101,55 @@ struct fab_queued {
 };
 
 struct fab_chan {
-	int fd; /* eventfd in semaphore mode: its count = queued events */
+	struct fab_bell bell; /* lit while events are queued */
+	int owner;            /* the member that opened it */
 	struct fab_queued *head, *tail;
 };
 
-/* Deferred work: fires on the fabric's timer thread, under the lock. */
+/* Deferred work: what a timer does when it fires (cm.c), on whichever
+ * member's watcher finds it due, under the lock. */
+enum fab_timer_kind {
+	TIMER_ADDR_QUERY,  /* address resolution gives up: ADDR_ERROR */
+	TIMER_SEND_REQ,    /* the REQ goes (again) */
+	TIMER_TIMEWAIT,    /* timewait is over: TIMEWAIT_EXIT */
+	TIMER_DREQ,        /* the DREQ was never answered */
+};
 struct fab_timer {
 	struct fab_timer *next;
 	uint64_t due_ns;
 	struct fab_id *id;
-	void (*fire)(struct fab_id *id, int arg);
+	enum fab_timer_kind kind;
 	int arg;
 };
+void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg);
 
+/* A QP as the fabric knows it (qp.c). */
+struct fab_qp {
+	struct fab_qp *next;
+	uint32_t qpn;
+	unsigned dev_serial;
+	int owner;           /* the member that made it */
+	enum ibv_qp_type type;
+	enum ibv_qp_state state;
+	uint32_t dest_qpn;
+	uint32_t flow_label; /* of its path (the AV), 0 when none */
+	bool sport_set;
+	uint16_t sport;
+	void *receiver;      /* the verbs layer's QP, for fab_receiver */
+};
+
+/* A QP attached to one multicast GID (multicast.c). */
+struct fab_mcast {
+	struct fab_mcast *next;
+	union ibv_gid gid;
+	uint32_t qpn;
+};
+
+#define FAB_QPN_FIRST 0x11 /* QP 0 and 1 are special; rxe numbers from 17 too */
+#define FAB_BIND_BUCKETS 256
+#define FAB_QP_BUCKETS 256
+
+/* Everything the fabric knows, in the arena (arena.c keeps it). */
 struct fabric {
 	pthread_mutex_t lock;
 	struct fab_device *devices;
@@ -119,23 +157,39 @@ struct fabric {
 	struct fab_id *live;
 	int nlive;
 	struct fab_timer *timers; /* sorted by due time */
-	pthread_cond_t timer_cond;
-	bool timer_running;
 	unsigned last_used_port;
 	unsigned rand_state;
+	struct fab_bind *binds[FAB_BIND_BUCKETS];
+	struct fab_qp *qps[FAB_QP_BUCKETS];
+	uint32_t next_qpn, next_srqn;
+	struct fab_mcast *mcasts;
 };
 
-extern struct fabric fab;
+/* This process's view of the fabric (arena.c sets it when it maps it). */
+extern struct fabric *fab_fabric;
+#define fab (*fab_fabric)
 
+void fab_state_init(struct fabric *f);
 void fab_lock(void);
 void fab_unlock(void);
+uint64_t fab_now_ns(void);
+/* Tear down what a dead member had on the fabric, as the kernel does for
+ * a process that is gone: its ids (their peers see them go), its QPs and
+ * their multicast groups. Lock held. */
+void fab_reap_locked(int owner);
+void fab_qp_reap_locked(int owner);
+/* After fork, in the child: process-local state starts afresh. */
+void fab_child_after_fork(void);
+void fab_bell_child(void);
+/* A member's doorbell: its watcher's, rung when members come (arena.c). */
+struct fab_bell *fab_member_bell(int owner);
 
 /* Events and timers (core.c); callers hold the lock. */
 /* Returns the queued entry, or NULL when the event was dropped. */
 struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
 				   const struct fab_conn_param *param, struct fab_id *conn_id);
 void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
-void fab_timer_add(struct fab_id *id, unsigned ms, void (*fire)(struct fab_id *, int), int arg);
+void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg);
 void fab_timer_cancel(struct fab_id *id);
 /* Events queued on chan for id are moved to id's current channel. */
 void fab_move_events(struct fab_id *id, struct fab_chan *from);

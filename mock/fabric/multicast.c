@@ -10,21 +10,11 @@
 
 /* ---------------------------------------------------------------- groups */
 
-/* A QP attached to one multicast GID. Every device is on the one network,
- * so a group reaches its members on every device. */
-struct fab_mcast {
-	struct fab_mcast *next;
-	union ibv_gid gid;
-	uint32_t qpn;
-};
-
-static struct fab_mcast *mcasts;
-
 static struct fab_mcast **mcast_find(const union ibv_gid *gid, uint32_t qpn)
 {
 	struct fab_mcast **pos;
 
-	for (pos = &mcasts; *pos; pos = &(*pos)->next)
+	for (pos = &fab.mcasts; *pos; pos = &(*pos)->next)
 		if ((*pos)->qpn == qpn && !memcmp(&(*pos)->gid, gid, sizeof *gid))
 			break;
 	return pos;
@@ -39,12 +29,12 @@ int fab_mcast_attach(uint32_t qpn, const union ibv_gid *gid)
 	if (!fab_qp_exists_locked(qpn)) {
 		err = -EINVAL;
 	} else if (!*mcast_find(gid, qpn)) {
-		m = calloc(1, sizeof *m);
+		m = fab_alloc(sizeof *m);
 		if (m) {
 			m->gid = *gid;
 			m->qpn = qpn;
-			m->next = mcasts;
-			mcasts = m;
+			m->next = fab.mcasts;
+			fab.mcasts = m;
 		} else {
 			err = -ENOMEM;
 		}
@@ -63,7 +53,7 @@ int fab_mcast_detach(uint32_t qpn, const union ibv_gid *gid)
 	if (m)
 		*pos = m->next;
 	fab_unlock();
-	free(m);
+	fab_free(m);
 	return m ? 0 : -EINVAL;
 }
 
@@ -72,7 +62,7 @@ bool fab_mcast_attached(uint32_t qpn)
 	struct fab_mcast *m;
 
 	fab_lock();
-	for (m = mcasts; m && m->qpn != qpn; m = m->next)
+	for (m = fab.mcasts; m && m->qpn != qpn; m = m->next)
 		;
 	fab_unlock();
 	return m != NULL;
@@ -80,14 +70,14 @@ bool fab_mcast_attached(uint32_t qpn)
 
 void mcast_forget_qp_locked(uint32_t qpn)
 {
-	struct fab_mcast **pos = &mcasts;
+	struct fab_mcast **pos = &fab.mcasts;
 
 	while (*pos) {
 		struct fab_mcast *m = *pos;
 
 		if (m->qpn == qpn) {
 			*pos = m->next;
-			free(m);
+			fab_free(m);
 		} else {
 			pos = &m->next;
 		}
@@ -99,7 +89,7 @@ size_t mcast_members_locked(const union ibv_gid *gid, uint32_t **qpns)
 	size_t n = 0, cap = 0;
 
 	*qpns = NULL;
-	for (struct fab_mcast *m = mcasts; m; m = m->next) {
+	for (struct fab_mcast *m = fab.mcasts; m; m = m->next) {
 		if (memcmp(&m->gid, gid, sizeof m->gid))
 			continue;
 		if (n == cap) {
@@ -135,8 +125,6 @@ struct fab_join {
 	union ibv_gid mgid;
 };
 
-
-
 /* rdma_join_multicast: a UD id with a device, bound or with its address
  * resolved; an IPv4 group is joined as the RoCE v2 GID ::ffff:a.b.c.d (the
  * kernel's cma_iboe_set_mgid). The answer is MULTICAST_JOIN with how to
@@ -158,7 +146,7 @@ int fab_join_multicast(struct fab_id *id, const struct sockaddr *addr, uint16_t 
 	} else if (addr->sa_family == AF_INET6) {
 		/* cma_iboe_join_multicast: RoCE v2 has no IPv6 groups yet. */
 		err = -ENOTSUPP_KERNEL;
-	} else if (!(j = calloc(1, sizeof *j))) {
+	} else if (!(j = fab_alloc_owned(id->owner, sizeof *j))) {
 		err = -ENOMEM;
 	} else {
 		j->uid = mc_uid;
@@ -189,7 +177,7 @@ int fab_leave_multicast(struct fab_id *id, uint64_t mc_uid)
 	if (j)
 		*pos = j->next;
 	fab_unlock();
-	free(j);
+	fab_free(j);
 	return j ? 0 : -ENOENT;
 }
 
@@ -200,6 +188,6 @@ void fab_leave_all_locked(struct fab_id *id)
 		struct fab_join *j = id->joins;
 
 		id->joins = j->next;
-		free(j);
+		fab_free(j);
 	}
 }

@@ -6,16 +6,13 @@
 
 #include "internal.h"
 
-#define BIND_BUCKETS 256
-static struct fab_bind *binds[BIND_BUCKETS];
-
 /* ---------------------------------------------------------------- ports */
 
 struct fab_bind *port_find(enum rdma_port_space ps, uint16_t port)
 {
 	struct fab_bind *b;
 
-	for (b = binds[port % BIND_BUCKETS]; b; b = b->next)
+	for (b = fab.binds[port % FAB_BIND_BUCKETS]; b; b = b->next)
 		if (b->ps == ps && b->port == port)
 			return b;
 	return NULL;
@@ -30,14 +27,14 @@ static void bind_add_owner(struct fab_bind *b, struct fab_id *id)
 
 static int bind_new(struct fab_id *id, uint16_t port)
 {
-	struct fab_bind *b = calloc(1, sizeof *b);
+	struct fab_bind *b = fab_alloc_owned(FAB_OWNER_FABRIC, sizeof *b);
 
 	if (!b)
 		return -ENOMEM;
 	b->ps = id->ps;
 	b->port = port;
-	b->next = binds[port % BIND_BUCKETS];
-	binds[port % BIND_BUCKETS] = b;
+	b->next = fab.binds[port % FAB_BIND_BUCKETS];
+	fab.binds[port % FAB_BIND_BUCKETS] = b;
 	bind_add_owner(b, id);
 	fab_addr_set_port((struct sockaddr *)&id->src, port);
 	return 0;
@@ -56,10 +53,10 @@ void port_release(struct fab_id *id)
 	id->bind = NULL;
 	if (b->owners)
 		return;
-	for (pos = &binds[b->port % BIND_BUCKETS]; *pos != b; pos = &(*pos)->next)
+	for (pos = &fab.binds[b->port % FAB_BIND_BUCKETS]; *pos != b; pos = &(*pos)->next)
 		;
 	*pos = b->next;
-	free(b);
+	fab_free(b);
 }
 
 /* The kernel's ip_local_port_range, read once. */

@@ -10,31 +10,17 @@
 #include "internal.h"
 #include "control/mock.h"
 
-#define QPN_FIRST 0x11 /* QP 0 and 1 are special; rxe numbers from 17 too */
 #define QPN_MASK 0xffffff
 
-struct fab_qp {
-	struct fab_qp *next;
-	uint32_t qpn;
-	unsigned dev_serial;
-	enum ibv_qp_type type;
-	enum ibv_qp_state state;
-	uint32_t dest_qpn;
-	uint32_t flow_label; /* of its path (the AV), 0 when none */
-	bool sport_set;
-	uint16_t sport;
-	void *owner;
-	fab_receiver receive;
-};
-#define QP_BUCKETS 256
-static struct fab_qp *qps[QP_BUCKETS];
-static uint32_t next_qpn = QPN_FIRST;
+/* This process's receiver: the same function in every process (the verbs
+ * layer's), so the one registered here serves any QP of the fabric. */
+static fab_receiver receiver;
 
 static struct fab_qp **qp_slot(uint32_t qpn)
 {
 	struct fab_qp **pos;
 
-	for (pos = &qps[qpn % QP_BUCKETS]; *pos && (*pos)->qpn != qpn; pos = &(*pos)->next)
+	for (pos = &fab.qps[qpn % FAB_QP_BUCKETS]; *pos && (*pos)->qpn != qpn; pos = &(*pos)->next)
 		;
 	return pos;
 }
@@ -42,45 +28,64 @@ static struct fab_qp **qp_slot(uint32_t qpn)
 int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, fab_receiver receive,
 		  uint32_t *qpn)
 {
-	struct fab_qp *qp = calloc(1, sizeof *qp);
+	struct fab_qp *qp = fab_alloc(sizeof *qp);
 
 	if (!qp)
 		return -ENOMEM;
+	receiver = receive;
 	fab_lock();
 	do {
-		qp->qpn = next_qpn;
-		next_qpn = (next_qpn + 1) & QPN_MASK;
-		if (next_qpn < QPN_FIRST)
-			next_qpn = QPN_FIRST;
+		qp->qpn = fab.next_qpn;
+		fab.next_qpn = (fab.next_qpn + 1) & QPN_MASK;
+		if (fab.next_qpn < FAB_QPN_FIRST)
+			fab.next_qpn = FAB_QPN_FIRST;
 	} while (*qp_slot(qp->qpn));
 	qp->dev_serial = dev_serial;
 	qp->type = type;
 	qp->state = IBV_QPS_RESET;
-	qp->owner = owner;
-	qp->receive = receive;
-	qp->next = qps[qp->qpn % QP_BUCKETS];
-	qps[qp->qpn % QP_BUCKETS] = qp;
+	qp->owner = fab_owner_self();
+	qp->receiver = owner;
+	qp->next = fab.qps[qp->qpn % FAB_QP_BUCKETS];
+	fab.qps[qp->qpn % FAB_QP_BUCKETS] = qp;
 	*qpn = qp->qpn;
 	fab_unlock();
 	return 0;
 }
 
+static void unlink_qp_locked(struct fab_qp **pos)
+{
+	struct fab_qp *qp = *pos;
 
+	*pos = qp->next;
+	mcast_forget_qp_locked(qp->qpn);
+	fab_free(qp);
+}
 
 /* The QP leaves its multicast groups with it, as a destroyed QP is
  * detached by the kernel. */
 void fab_qp_destroy(uint32_t qpn)
 {
-	struct fab_qp **pos, *qp;
+	struct fab_qp **pos;
 
 	fab_lock();
 	pos = qp_slot(qpn);
-	qp = *pos;
-	if (qp)
-		*pos = qp->next;
-	mcast_forget_qp_locked(qpn);
+	if (*pos)
+		unlink_qp_locked(pos);
 	fab_unlock();
-	free(qp);
+}
+
+/* A dead member's QPs vanish: packets to them find nobody. */
+void fab_qp_reap_locked(int owner)
+{
+	for (int b = 0; b < FAB_QP_BUCKETS; b++) {
+		struct fab_qp **pos = &fab.qps[b];
+
+		while (*pos)
+			if ((*pos)->owner == owner)
+				unlink_qp_locked(pos);
+			else
+				pos = &(*pos)->next;
+	}
 }
 
 void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
@@ -176,7 +181,7 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 		fab_unlock();
 		/* The receiver runs without the fabric's lock: it may call in. */
 		if (qp)
-			qp->receive(qp->owner, pkt, resp);
+			receiver(qp->receiver, pkt, resp);
 		return;
 	}
 	/* A copy for every member; the lock is dropped while they take it,
@@ -189,8 +194,8 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 		fab_lock();
 		qp = *qp_slot(members[i]);
 		fab_unlock();
-		if (qp && qp->receive)
-			qp->receive(qp->owner, pkt, &r);
+		if (qp && receiver)
+			receiver(qp->receiver, pkt, &r);
 	}
 	free(members);
 	resp->ack = FAB_ACK; /* UD: the sender never hears back */
@@ -199,13 +204,11 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 /* SRQ numbers, which XRC packets name, are the fabric's too. */
 int fab_srq_number(uint32_t *srqn)
 {
-	static uint32_t next_srqn = 1;
-
 	fab_lock();
-	*srqn = next_srqn;
-	next_srqn = (next_srqn + 1) & QPN_MASK;
-	if (!next_srqn)
-		next_srqn = 1;
+	*srqn = fab.next_srqn;
+	fab.next_srqn = (fab.next_srqn + 1) & QPN_MASK;
+	if (!fab.next_srqn)
+		fab.next_srqn = 1;
 	fab_unlock();
 	return 0;
 }

@@ -107,7 +107,7 @@ static uint32_t default_caps(enum rdmamock_personality p)
 
 static struct fab_device *new_device(const char *name, size_t len, enum rdmamock_personality p)
 {
-	struct fab_device *dev = calloc(1, sizeof *dev);
+	struct fab_device *dev = fab_alloc_owned(FAB_OWNER_FABRIC, sizeof *dev);
 
 	if (!dev)
 		return NULL;
@@ -140,7 +140,7 @@ static void free_list(struct fab_device *list)
 	while (list) {
 		struct fab_device *next = list->next;
 
-		free(list);
+		fab_free(list);
 		list = next;
 	}
 }
@@ -215,7 +215,7 @@ static int parse_device(const char *s, const char *end, struct fab_device **list
 		return -ENOMEM;
 	dev->caps = caps;
 	if (find_in(*list, dev->name)) {
-		free(dev);
+		fab_free(dev);
 		return -EINVAL;
 	}
 	for (tail = list; *tail; tail = &(*tail)->next)
@@ -371,7 +371,7 @@ int topology_device_remove_locked(const char *name)
 			if (dev->users)
 				return -EBUSY;
 			*pos = dev->next;
-			free(dev);
+			fab_free(dev);
 			return 0;
 		}
 	}

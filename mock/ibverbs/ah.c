@@ -58,7 +58,7 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	FAULT_NULL(LIB, "ibv_create_ah");
 	MOCK_REQUIRE(attr, "ibv_create_ah", "ah_attr is NULL (upstream dereferences it)");
 	err = check_ah(mc, attr);
-	if (!err && !(mah = calloc(1, sizeof *mah)))
+	if (!err && !(mah = fab_alloc(sizeof *mah)))
 		err = ENOMEM;
 	if (err) {
 		errno = err;
@@ -70,9 +70,9 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	mah->ah.context = pd->context;
 	mah->ah.pd = pd;
 	mah->ah.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	mpd->users++;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return &mah->ah;
 }
 
@@ -81,11 +81,11 @@ MOCK_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 	struct mock_ah *mah = verbs_ah_of(ah, "ibv_destroy_ah");
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_ah");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	mah->mpd->users--;
 	mah->magic = 0;
-	pthread_mutex_unlock(&verbs_lock);
-	free(mah);
+	verbs_lock_give();
+	fab_free(mah);
 	return 0;
 }
 

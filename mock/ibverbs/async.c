@@ -1,7 +1,7 @@
 /* libibverbs: asynchronous events. Each context has a queue of events not
- * read yet, counted by its async_fd (an eventfd in semaphore mode, so it
- * is pollable and a blocking read waits, as the kernel's async event file
- * does; O_NONBLOCK makes ibv_get_async_event fail with EAGAIN).
+ * read yet; its async_fd is the queue's doorbell (fabric.h), readable while
+ * events wait, from whichever process raised them, as the kernel's async
+ * event file is; O_NONBLOCK makes ibv_get_async_event fail with EAGAIN.
  *
  * Reading an event counts it against its object; acking it counts it done,
  * under the object's own mutex, as libibverbs does; destroying the object
@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,16 +22,11 @@ struct async_event {
 	const void *obj; /* the QP, CQ or SRQ; NULL for port and device events */
 };
 
-int verbs_async_fd_open(void)
-{
-	return eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
-}
-
+/* The event belongs to the context's process, whichever raised it. */
 static void queue(struct ibv_context *ctx, const struct ibv_async_event *ev, const void *obj)
 {
 	struct mock_context *mc = verbs_context_of(ctx, "async event");
-	struct async_event *a = calloc(1, sizeof *a);
-	uint64_t one = 1;
+	struct async_event *a = fab_alloc_owned(fab_owner_of(mc), sizeof *a);
 
 	if (!a) {
 		mock_log("out of memory: asynchronous event %s lost", ibv_event_type_str(ev->event_type));
@@ -45,8 +39,7 @@ static void queue(struct ibv_context *ctx, const struct ibv_async_event *ev, con
 	else
 		mc->async_head = a;
 	mc->async_tail = a;
-	if (write(ctx->async_fd, &one, sizeof one) != sizeof one)
-		mock_log("async fd %d: cannot signal an event", ctx->async_fd);
+	fab_bell_ring(&mc->async_bell);
 }
 
 void verbs_async_qp(struct mock_qp *mqp, enum ibv_event_type type)
@@ -70,16 +63,7 @@ void verbs_async_cq(struct mock_cq *mcq, enum ibv_event_type type)
 	queue(mcq->cq.context, &ev, &mcq->cq);
 }
 
-/* The count matches the queue under verbs_lock, so this never waits; the
- * poll guards against a caller who closed or reused the fd. */
-static void count_down(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	uint64_t value;
 
-	if (poll(&pfd, 1, 0) != 1 || read(fd, &value, sizeof value) != sizeof value)
-		mock_log("async fd %d: event count out of step", fd);
-}
 
 void verbs_async_forget(struct ibv_context *ctx, const void *obj)
 {
@@ -90,13 +74,14 @@ void verbs_async_forget(struct ibv_context *ctx, const void *obj)
 	while ((a = *pos)) {
 		if (!obj || a->obj == obj) {
 			*pos = a->next;
-			count_down(ctx->async_fd);
-			free(a);
+			fab_free(a);
 		} else {
 			mc->async_tail = a;
 			pos = &a->next;
 		}
 	}
+	if (!mc->async_head)
+		fab_bell_clear(&mc->async_bell);
 }
 
 /* What an event is about: a QP, a CQ, an SRQ, or the port or device. */
@@ -150,20 +135,21 @@ MOCK_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_asyn
 	FAULT_MINUS1(LIB, "ibv_get_async_event");
 	MOCK_REQUIRE(event, "ibv_get_async_event", "event is NULL (upstream writes it)");
 	for (;;) {
-		pthread_mutex_lock(&verbs_lock);
+		verbs_lock_take();
 		a = mc->async_head;
 		if (a) {
 			mc->async_head = a->next;
-			if (!mc->async_head)
+			if (!mc->async_head) {
 				mc->async_tail = NULL;
-			count_down(context->async_fd);
+				fab_bell_clear(&mc->async_bell);
+			}
 			reported(&a->ev);
 			*event = a->ev;
-			pthread_mutex_unlock(&verbs_lock);
-			free(a);
+			verbs_lock_give();
+			fab_free(a);
 			return 0;
 		}
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 		if (mock_wait_readable(context->async_fd))
 			return -1;
 	}

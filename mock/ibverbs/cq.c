@@ -1,14 +1,13 @@
 /* libibverbs: completion channels, completion queues and their events.
  *
- * A channel's fd is an eventfd in semaphore mode whose count matches the
- * queue of fired CQs under verbs_lock: pollable, readable while an event
- * waits, and O_NONBLOCK on it makes ibv_get_cq_event fail with EAGAIN, as
- * a read of the kernel's completion-event file does. */
+ * A channel's fd is the doorbell of its queue of fired CQs (fabric.h):
+ * pollable, readable while an event waits (rung by whichever process
+ * completed the work), and O_NONBLOCK on it makes ibv_get_cq_event fail
+ * with EAGAIN, as a read of the kernel's completion-event file does. */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,24 +40,7 @@ struct mock_cq *verbs_cq_of(struct ibv_cq *cq, const char *call)
 	return mcq;
 }
 
-static void count_up(int fd)
-{
-	uint64_t one = 1;
 
-	if (write(fd, &one, sizeof one) != sizeof one)
-		mock_log("completion channel fd %d: cannot signal an event", fd);
-}
-
-/* The count is at least one for every queued event, so this read never
- * waits; the poll guards against a caller who closed or reused our fd. */
-static void count_down(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	uint64_t value;
-
-	if (poll(&pfd, 1, 0) != 1 || read(fd, &value, sizeof value) != sizeof value)
-		mock_log("completion channel fd %d: event count out of step", fd);
-}
 
 MOCK_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
@@ -66,14 +48,15 @@ MOCK_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 
 	verbs_context_of(context, "ibv_create_comp_channel");
 	FAULT_NULL(LIB, "ibv_create_comp_channel");
-	mch = calloc(1, sizeof *mch);
+	mch = fab_alloc(sizeof *mch);
 	if (!mch) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	mch->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	mch->ch.fd = fab_bell_open(&mch->bell);
 	if (mch->ch.fd < 0) {
-		free(mch);
+		errno = -mch->ch.fd;
+		fab_free(mch);
 		return NULL;
 	}
 	mch->magic = VERBS_CHANNEL_MAGIC;
@@ -96,8 +79,10 @@ MOCK_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 		return ret;
 	/* A CQ leaves its unread events when destroyed, so none remain. */
 	mch->magic = 0;
-	close(channel->fd);
-	free(mch);
+	verbs_lock_take();
+	fab_bell_close(&mch->bell);
+	verbs_lock_give();
+	fab_free(mch);
 	return 0;
 }
 
@@ -155,7 +140,7 @@ static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_c
 	struct mock_cq *mcq = NULL;
 	int err = check_cq(mc, attr);
 
-	if (!err && !(mcq = calloc(1, sizeof *mcq)))
+	if (!err && !(mcq = fab_alloc(sizeof *mcq)))
 		err = ENOMEM;
 	if (err) {
 		errno = err;
@@ -226,13 +211,14 @@ static void drop_events(struct mock_channel *mch, struct mock_cq *cq)
 	while ((ev = *pos)) {
 		if (ev->cq == cq) {
 			*pos = ev->next;
-			count_down(mch->ch.fd);
-			free(ev);
+			fab_free(ev);
 		} else {
 			mch->tail = ev;
 			pos = &ev->next;
 		}
 	}
+	if (!mch->head)
+		fab_bell_clear(&mch->bell);
 }
 
 MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
@@ -242,26 +228,26 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	uint32_t reported, async_reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (mcq->users) { /* ib_destroy_cq_user: a QP or an SRQ still uses it */
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 		return EBUSY;
 	}
 	if (channel)
 		drop_events((struct mock_channel *)channel, mcq);
 	verbs_async_forget(cq->context, cq);
-	free(mcq->current);
+	fab_free(mcq->current);
 	mcq->current = NULL;
 	while (mcq->head) {
 		struct mock_cqe *e = mcq->head;
 
 		mcq->head = e->next;
-		free(e);
+		fab_free(e);
 	}
 	mcq->magic = 0;
 	reported = mcq->events_reported;
 	async_reported = mcq->async_reported;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 
 	/* Upstream blocks until every event it read for the CQ is acked, the
 	 * completion events and the asynchronous ones; so do we, and say so
@@ -277,7 +263,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	}
 	pthread_mutex_destroy(&cq->mutex);
 	pthread_cond_destroy(&cq->cond);
-	free(mcq);
+	fab_free(mcq);
 	return 0;
 }
 
@@ -290,12 +276,12 @@ MOCK_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 	FAULT_POSITIVE(LIB, "ibv_resize_cq");
 	p = verbs_profile_of(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality);
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (cqe < 1 || cqe > p->max_cqe || cqe < mcq->count)
 		err = EINVAL;
 	else
 		cq->cqe = ring_size(cqe);
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return err;
 }
 
@@ -309,21 +295,22 @@ MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 	MOCK_REQUIRE(cq && cq_context, "ibv_get_cq_event",
 		     "cq or cq_context is NULL (upstream stores through both)");
 	for (;;) {
-		pthread_mutex_lock(&verbs_lock);
+		verbs_lock_take();
 		ev = mch->head;
 		if (ev) {
 			mch->head = ev->next;
-			if (!mch->head)
+			if (!mch->head) {
 				mch->tail = NULL;
-			count_down(channel->fd);
+				fab_bell_clear(&mch->bell);
+			}
 			ev->cq->events_reported++;
 			*cq = &ev->cq->cq;
 			*cq_context = ev->cq->cq.cq_context;
-			pthread_mutex_unlock(&verbs_lock);
-			free(ev);
+			verbs_lock_give();
+			fab_free(ev);
 			return 0;
 		}
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 		if (mock_wait_readable(channel->fd))
 			return -1;
 	}
@@ -344,11 +331,11 @@ int verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_req_notify_cq");
 
 	FAULT_POSITIVE(LIB, "ibv_req_notify_cq");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	/* Arming again for any completion widens a solicited-only arm. */
 	mcq->solicited_only = mcq->armed ? mcq->solicited_only && solicited_only : solicited_only;
 	mcq->armed = true;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return 0;
 }
 
@@ -377,12 +364,12 @@ int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	FAULT_MINUS1(LIB, "ibv_poll_cq");
 	MOCK_REQUIRE(wc || num_entries <= 0, "ibv_poll_cq",
 		     "wc is NULL (upstream writes the completions there)");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	while (n < num_entries && (e = verbs_cq_pop(mcq))) {
 		wc[n++] = e->wc;
-		free(e);
+		fab_free(e);
 	}
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return n;
 }
 
@@ -402,7 +389,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 		cq->overrun_said = true;
 		return;
 	}
-	e = calloc(1, sizeof *e);
+	e = fab_alloc_owned(fab_owner_of(cq), sizeof *e);
 	if (!e) {
 		mock_log("out of memory: a completion for QP %u lost", wc->qp_num);
 		return;
@@ -426,7 +413,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	cq->armed = false;
 	if (!mch)
 		return;
-	ev = calloc(1, sizeof *ev);
+	ev = fab_alloc_owned(fab_owner_of(mch), sizeof *ev);
 	if (!ev) {
 		mock_log("out of memory: a completion event for CQ %p lost", (void *)&cq->cq);
 		return;
@@ -437,7 +424,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	else
 		mch->head = ev;
 	mch->tail = ev;
-	count_up(mch->ch.fd);
+	fab_bell_ring(&mch->bell);
 }
 
 void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
@@ -449,7 +436,7 @@ void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
 		if (e->qp == qp) {
 			*pos = e->next;
 			cq->count--;
-			free(e);
+			fab_free(e);
 		} else {
 			cq->tail = e;
 			pos = &e->next;

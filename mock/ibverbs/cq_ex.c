@@ -34,7 +34,7 @@ static int take(struct mock_cq *mcq)
 {
 	struct mock_cqe *e;
 
-	free(mcq->current);
+	fab_free(mcq->current);
 	mcq->current = e = verbs_cq_pop(mcq);
 	if (!e)
 		return ENOENT;
@@ -52,9 +52,9 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	MOCK_REQUIRE(attr, "ibv_start_poll", "attr is NULL (upstream reads its comp_mask)");
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	err = take(mcq);
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return err;
 }
 
@@ -65,9 +65,9 @@ static int next_poll(struct ibv_cq_ex *cq)
 
 	MOCK_REQUIRE(mcq->current, "ibv_next_poll",
 		     "no completion is current: start_poll did not return 0 before it");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	err = take(mcq);
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return err;
 }
 
@@ -75,10 +75,10 @@ static void end_poll(struct ibv_cq_ex *cq)
 {
 	struct mock_cq *mcq = cq_ex_of(cq, "ibv_end_poll");
 
-	pthread_mutex_lock(&verbs_lock);
-	free(mcq->current);
+	verbs_lock_take();
+	fab_free(mcq->current);
 	mcq->current = NULL;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 }
 
 /* The current completion; reading without one is the caller's bug. */

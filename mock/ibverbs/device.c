@@ -100,7 +100,52 @@ const struct verbs_profile *verbs_profile_of(enum rdmamock_personality p)
 	return &profiles[p == RDMAMOCK_MLX5 ? RDMAMOCK_MLX5 : RDMAMOCK_GENERIC];
 }
 
-pthread_mutex_t verbs_lock = PTHREAD_MUTEX_INITIALIZER;
+/* ---------------------------------------------------------------- the fabric's part */
+
+void verbs_lock_take(void)
+{
+	fab_mutex_lock(fab_verbs_lock());
+}
+
+void verbs_lock_give(void)
+{
+	fab_mutex_unlock(fab_verbs_lock());
+}
+
+struct verbs_shared *verbs_shared(void)
+{
+	return fab_root(FAB_ROOT_VERBS, sizeof(struct verbs_shared));
+}
+
+/* A dead process's MRs and SRQs leave the lists other processes search
+ * (its memory is freed with the rest of what it owned): an rkey of it no
+ * longer opens anything, as the kernel frees a dead process's MRs. */
+static void reap(int owner)
+{
+	struct verbs_shared *vs = verbs_shared();
+	struct mock_mr **mr;
+	struct mock_srq **srq;
+
+	verbs_lock_take();
+	for (mr = &vs->mrs; *mr;)
+		if (fab_owner_of(*mr) == owner)
+			*mr = (*mr)->next;
+		else
+			mr = &(*mr)->next;
+	for (srq = &vs->srqs; *srq;)
+		if (fab_owner_of(*srq) == owner)
+			*srq = (*srq)->next;
+		else
+			srq = &(*srq)->next;
+	verbs_lock_give();
+}
+
+__attribute__((constructor)) static void register_reaper(void)
+{
+	fab_set_reaper(reap);
+}
+
+
 
 /* ibv_device objects live as long as the process, like libibverbs' own:
  * a pointer from an old list stays valid after the device goes away. */
@@ -117,7 +162,7 @@ static struct mock_device *device_for(const struct fab_device_info *info)
 	for (m = devices; m; m = m->next)
 		if (m->serial == info->serial)
 			return m;
-	m = calloc(1, sizeof *m);
+	m = fab_alloc(sizeof *m);
 	if (!m)
 		return NULL;
 	m->provider_ops = provider_ops_of_the_mock;
@@ -235,7 +280,7 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = -err;
 		return NULL;
 	}
-	mc = calloc(1, sizeof *mc);
+	mc = fab_alloc(sizeof *mc);
 	if (!mc) {
 		errno = ENOMEM;
 		return NULL;
@@ -266,13 +311,13 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	v->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	v->context.num_comp_vectors = 1;
 	v->context.cmd_fd = -1;
-	v->context.async_fd = verbs_async_fd_open();
-	if (v->context.async_fd < 0) {
-		err = errno;
-		free(mc);
-		errno = err;
+	err = fab_bell_open(&mc->async_bell);
+	if (err < 0) {
+		fab_free(mc);
+		errno = -err;
 		return NULL;
 	}
+	v->context.async_fd = err;
 	pthread_mutex_init(&v->context.mutex, NULL);
 	return &v->context;
 }
@@ -284,14 +329,13 @@ MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct mock_context *mc = verbs_context_of(context, "ibv_close_device");
 
 	FAULT_MINUS1(LIB, "ibv_close_device");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	verbs_async_forget(context, NULL);
-	pthread_mutex_unlock(&verbs_lock);
-	if (context->async_fd >= 0)
-		close(context->async_fd);
+	fab_bell_close(&mc->async_bell);
+	verbs_lock_give();
 	pthread_mutex_destroy(&context->mutex);
 	mc->magic = 0;
-	free(mc);
+	fab_free(mc);
 	return 0;
 }
 
@@ -717,7 +761,7 @@ MOCK_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 	verbs_context_of(context, "ibv_alloc_pd");
 	FAULT_NULL(LIB, "ibv_alloc_pd");
-	mpd = calloc(1, sizeof *mpd);
+	mpd = fab_alloc(sizeof *mpd);
 	if (!mpd) {
 		errno = ENOMEM;
 		return NULL;
@@ -734,13 +778,13 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	struct mock_pd *mpd = verbs_pd_of(pd, "ibv_dealloc_pd");
 
 	FAULT_POSITIVE(LIB, "ibv_dealloc_pd");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (mpd->users) {
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 		return EBUSY;
 	}
 	mpd->magic = 0;
-	pthread_mutex_unlock(&verbs_lock);
-	free(mpd);
+	verbs_lock_give();
+	fab_free(mpd);
 	return 0;
 }

@@ -16,11 +16,11 @@
  * neighbouring value (key + 1) is never another region's key. */
 #define KEY_STEP 0x100u
 
-static struct mock_mr *mrs; /* every live MR, under verbs_lock */
+
 
 static bool key_in_use(uint32_t key)
 {
-	for (struct mock_mr *m = mrs; m; m = m->next)
+	for (struct mock_mr *m = verbs_shared()->mrs; m; m = m->next)
 		if (m->mr.lkey == key)
 			return true;
 	return false;
@@ -89,7 +89,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		err = EINVAL;
 	if (!err && !mapped(addr, length))
 		err = EFAULT;
-	if (!err && !(m = calloc(1, sizeof *m)))
+	if (!err && !(m = fab_alloc(sizeof *m)))
 		err = ENOMEM;
 	if (err) {
 		errno = err;
@@ -103,13 +103,13 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	m->mr.pd = pd;
 	m->mr.addr = addr;
 	m->mr.length = length;
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	m->mr.lkey = m->mr.rkey = new_key();
 	m->mr.handle = m->mr.lkey >> 8;
-	m->next = mrs;
-	mrs = m;
+	m->next = verbs_shared()->mrs;
+	verbs_shared()->mrs = m;
 	mpd->users++;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return &m->mr;
 }
 
@@ -148,14 +148,14 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_dereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
-	pthread_mutex_lock(&verbs_lock);
-	for (pos = &mrs; *pos != m; pos = &(*pos)->next)
+	verbs_lock_take();
+	for (pos = &verbs_shared()->mrs; *pos != m; pos = &(*pos)->next)
 		;
 	*pos = m->next;
 	m->mpd->users--;
 	m->magic = 0;
-	pthread_mutex_unlock(&verbs_lock);
-	free(m);
+	verbs_lock_give();
+	fab_free(m);
 	return 0;
 }
 
@@ -164,7 +164,7 @@ void *verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t le
 {
 	struct mock_mr *m;
 
-	for (m = mrs; m && m->mr.lkey != key; m = m->next)
+	for (m = verbs_shared()->mrs; m && m->mr.lkey != key; m = m->next)
 		;
 	if (!m || m->mpd != mpd || (m->access & access) != access)
 		return NULL;
@@ -216,7 +216,7 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 		errno = err;
 		return IBV_REREG_MR_ERR_CMD;
 	}
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (to) {
 		m->mpd->users--;
 		m->mpd = to;
@@ -230,6 +230,6 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 		mr->addr = addr;
 		mr->length = length;
 	}
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return 0;
 }

@@ -35,7 +35,7 @@ int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t 
 		return ENOMEM;
 	MOCK_REQUIRE(wr->sg_list || !wr->num_sge, call,
 		     "sg_list is NULL with num_sge %d (upstream reads it)", wr->num_sge);
-	w = malloc(sizeof *w + (size_t)wr->num_sge * sizeof w->sge[0]);
+	w = fab_alloc(sizeof *w + (size_t)wr->num_sge * sizeof w->sge[0]);
 	if (!w)
 		return ENOMEM;
 	w->next = NULL;
@@ -70,7 +70,7 @@ void verbs_rq_drop(struct recv_queue *rq)
 	struct recv_wqe *w;
 
 	while ((w = verbs_rq_take(rq)))
-		free(w);
+		fab_free(w);
 }
 
 static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
@@ -98,10 +98,10 @@ int verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	int err = 0;
 
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_recv"), &err)) {
-		pthread_mutex_lock(&verbs_lock);
+		verbs_lock_take();
 		for (; wr && !(err = post_one_recv(mqp, wr)); wr = wr->next)
 			;
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 	}
 	if (err) {
 		MOCK_REQUIRE(bad_wr, "ibv_post_recv", "bad_wr is NULL (upstream stores the failed WR there)");
@@ -438,10 +438,10 @@ int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	int err = 0;
 
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_send"), &err)) {
-		pthread_mutex_lock(&verbs_lock);
+		verbs_lock_take();
 		for (; wr && !(err = verbs_post_one_send(mqp, wr)); wr = wr->next)
 			;
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 	}
 	if (err) {
 		MOCK_REQUIRE(bad_wr, "ibv_post_send", "bad_wr is NULL (upstream stores the failed WR there)");

@@ -263,7 +263,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	int err;
 
 	err = check_init_attr(init, verbs_profile_of(mc->mdev->personality), ctx);
-	if (!err && !(mqp = calloc(1, sizeof *mqp)))
+	if (!err && !(mqp = fab_alloc(sizeof *mqp)))
 		err = ENOMEM;
 	if (err) {
 		errno = err;
@@ -309,15 +309,15 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		verbs_qp_ex_init(mqp);
 	}
 
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	err = fab_qp_create(mqp->dev_serial, init->qp_type, mqp, verbs_qp_receive, &mqp->qp.qp_num);
 	if (!err)
 		hold(mqp, 1);
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	if (err) {
 		pthread_mutex_destroy(&mqp->qp.mutex);
 		pthread_cond_destroy(&mqp->qp.cond);
-		free(mqp);
+		fab_free(mqp);
 		errno = -err;
 		return NULL;
 	}
@@ -387,21 +387,21 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	 * is not destroyed until it detaches. */
 	if (fab_mcast_attached(qp->qp_num))
 		return EBUSY;
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	reset_queues(mqp);
 	hold(mqp, -1);
 	fab_qp_destroy(qp->qp_num);
 	verbs_async_forget(qp->context, qp);
 	mqp->magic = 0;
 	reported = mqp->async_reported;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	/* As upstream: wait for the acks of the asynchronous events read. */
 	verbs_wait_async_acks(&qp->mutex, &qp->cond, &qp->events_completed, reported,
 			      "ibv_destroy_qp", qp);
 	verbs_qp_ex_free(mqp);
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
-	free(mqp);
+	fab_free(mqp);
 	return 0;
 }
 
@@ -417,7 +417,7 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 			.qp_num = mqp->qp.qp_num,
 		};
 
-		free(w);
+		fab_free(w);
 		verbs_cq_add(mqp->rcq, &wc, mqp, false, 0, false);
 	}
 }
@@ -456,9 +456,9 @@ static int mcast(struct ibv_qp *qp, const union ibv_gid *gid, bool attach, const
 	MOCK_REQUIRE(gid, call, "gid is NULL (upstream copies it)");
 	if (mqp->qp.qp_type != IBV_QPT_UD || !fab_gid_is_multicast(gid))
 		return EINVAL;
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	err = attach ? fab_mcast_attach(qp->qp_num, gid) : fab_mcast_detach(qp->qp_num, gid);
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return -err;
 }
 
@@ -583,7 +583,7 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int a
 
 	FAULT_POSITIVE(LIB, "ibv_modify_qp");
 	MOCK_REQUIRE(attr, "ibv_modify_qp", "attr is NULL (upstream dereferences it)");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	err = check_modify(mqp, attr, &mask, &cur, &next);
 	if (!err) {
 		if (next == IBV_QPS_RESET) {
@@ -598,7 +598,7 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int a
 		fab_qp_modified(qp->qp_num, next, mask & IBV_QP_DEST_QPN ? attr->dest_qp_num : 0,
 				mask & IBV_QP_AV ? &attr->ah_attr.grh.flow_label : NULL);
 	}
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	if (!err && (attr_mask & IBV_QP_STATE))
 		qp->state = attr->qp_state;
 	return err;
@@ -615,7 +615,7 @@ MOCK_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int at
 		     "attr or init_attr is NULL (upstream writes both)");
 	if (attr_mask & ~(IBV_QP_RATE_LIMIT - 1))
 		return EOPNOTSUPP;
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	*attr = mqp->attr;
 	attr->qp_state = attr->cur_qp_state = mqp->state;
 	attr->cap = mqp->cap;
@@ -627,7 +627,7 @@ MOCK_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int at
 	init_attr->qp_type = qp->qp_type;
 	init_attr->cap = mqp->cap;
 	init_attr->sq_sig_all = mqp->sq_sig_all;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	if (attr_mask & IBV_QP_STATE)
 		qp->state = attr->qp_state;
 	return 0;

@@ -141,7 +141,7 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 	}
 	if (status == IBV_WC_SUCCESS && mqp->qp.qp_type == IBV_QPT_UD)
 		wc.wc_flags |= IBV_WC_GRH;
-	free(w);
+	fab_free(w);
 	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited);
 }
 

@@ -13,7 +13,7 @@
 
 #define LIB "ibverbs"
 
-static struct mock_srq *srqs; /* every live SRQ, under verbs_lock */
+
 
 struct mock_srq *verbs_srq_of(struct ibv_srq *srq, const char *call)
 {
@@ -39,7 +39,7 @@ struct mock_srq *verbs_srq_by_num(uint32_t srq_num)
 {
 	struct mock_srq *m;
 
-	for (m = srqs; m && m->srq_num != srq_num; m = m->next)
+	for (m = verbs_shared()->srqs; m && m->srq_num != srq_num; m = m->next)
 		;
 	return m;
 }
@@ -112,10 +112,10 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 	int err;
 
 	err = check_srq(ctx, init, verbs_profile_of(mc->mdev->personality));
-	if (!err && !(msrq = calloc(1, sizeof *msrq)))
+	if (!err && !(msrq = fab_alloc(sizeof *msrq)))
 		err = ENOMEM;
 	if (!err && (err = -fab_srq_number(&msrq->srq_num)))
-		free(msrq);
+		fab_free(msrq);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -137,15 +137,15 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 	pthread_mutex_init(&msrq->srq.mutex, NULL);
 	pthread_cond_init(&msrq->srq.cond, NULL);
 
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	msrq->mpd->users++;
 	if (msrq->xrcd)
 		msrq->xrcd->users++;
 	if (msrq->cq)
 		msrq->cq->users++;
-	msrq->next = srqs;
-	srqs = msrq;
-	pthread_mutex_unlock(&verbs_lock);
+	msrq->next = verbs_shared()->srqs;
+	verbs_shared()->srqs = msrq;
+	verbs_lock_give();
 	/* What the caller learns at once: mlx5's provider writes back what it
 	 * granted; rxe only the one scatter entry it makes of none. */
 	if (mc->mdev->personality == RDMAMOCK_MLX5)
@@ -197,7 +197,7 @@ MOCK_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, i
 	p = verbs_profile_of(verbs_context_of(srq->context, "ibv_modify_srq")->mdev->personality);
 	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
 		return EINVAL;
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	max_wr = msrq->attr.max_wr;
 	if (mask & IBV_SRQ_MAX_WR) {
 		if (!p->srq_resize || !attr->max_wr || attr->max_wr > (uint32_t)p->max_srq_wr ||
@@ -213,7 +213,7 @@ MOCK_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, i
 		if (mask & IBV_SRQ_LIMIT)
 			msrq->attr.srq_limit = attr->srq_limit;
 	}
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return err;
 }
 
@@ -223,9 +223,9 @@ MOCK_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 
 	FAULT_POSITIVE(LIB, "ibv_query_srq");
 	MOCK_REQUIRE(attr, "ibv_query_srq", "srq_attr is NULL (upstream writes it)");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	*attr = msrq->attr;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	return 0;
 }
 
@@ -235,12 +235,12 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	uint32_t reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_srq");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (msrq->users) {
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 		return EBUSY;
 	}
-	for (pos = &srqs; *pos != msrq; pos = &(*pos)->next)
+	for (pos = &verbs_shared()->srqs; *pos != msrq; pos = &(*pos)->next)
 		;
 	*pos = msrq->next;
 	verbs_rq_drop(&msrq->rq);
@@ -252,12 +252,12 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	verbs_async_forget(srq->context, srq);
 	msrq->magic = 0;
 	reported = msrq->async_reported;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	verbs_wait_async_acks(&srq->mutex, &srq->cond, &srq->events_completed, reported,
 			      "ibv_destroy_srq", srq);
 	pthread_mutex_destroy(&srq->mutex);
 	pthread_cond_destroy(&srq->cond);
-	free(msrq);
+	fab_free(msrq);
 	return 0;
 }
 
@@ -267,12 +267,12 @@ int verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 	int err = 0;
 
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_srq_recv"), &err)) {
-		pthread_mutex_lock(&verbs_lock);
+		verbs_lock_take();
 		for (; wr && !(err = verbs_rq_post(&msrq->rq, wr, msrq->attr.max_wr,
 						   msrq->attr.max_sge, "ibv_post_srq_recv"));
 		     wr = wr->next)
 			;
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 	}
 	if (err) {
 		MOCK_REQUIRE(bad_wr, "ibv_post_srq_recv",
@@ -294,7 +294,8 @@ int verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 /* ---------------------------------------------------------------- XRC domains */
 
 /* Domains opened on a file, by inode, so that opening it again finds the
- * same one (uverbs' xrcd table); in this process only. */
+ * same one (uverbs' xrcd table); in this process only (a process-local
+ * list: another process opening the file gets a domain of its own). */
 struct xrcd_file {
 	struct xrcd_file *next;
 	dev_t dev;
@@ -318,7 +319,7 @@ static struct xrcd_file **xrcd_file_find(dev_t dev, ino_t ino)
 static struct mock_xrcd *new_xrcd(struct ibv_context *context)
 {
 	static uint32_t next_handle;
-	struct mock_xrcd *mx = calloc(1, sizeof *mx);
+	struct mock_xrcd *mx = fab_alloc(sizeof *mx);
 
 	if (!mx)
 		return NULL;
@@ -355,7 +356,7 @@ struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *context, struct ibv_xrcd_in
 		errno = EBADF;
 		return NULL;
 	}
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (attr->fd != -1) {
 		pos = xrcd_file_find(st.st_dev, st.st_ino);
 		if (*pos && (attr->oflags & O_EXCL))
@@ -371,7 +372,7 @@ struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *context, struct ibv_xrcd_in
 		if (!*pos) {
 			f = calloc(1, sizeof *f);
 			if (!f) {
-				free(mx);
+				fab_free(mx);
 				err = ENOMEM;
 			} else {
 				f->dev = st.st_dev;
@@ -383,7 +384,7 @@ struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *context, struct ibv_xrcd_in
 		if (!err)
 			(*pos)->opens++;
 	}
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	if (err) {
 		errno = err;
 		return NULL;
@@ -398,7 +399,7 @@ int verbs_close_xrcd(struct ibv_xrcd *xrcd)
 	bool last = true;
 
 	FAULT_POSITIVE(LIB, "ibv_close_xrcd");
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	for (pos = &xrcd_files; *pos && (*pos)->xrcd != mx; pos = &(*pos)->next)
 		;
 	f = *pos;
@@ -406,7 +407,7 @@ int verbs_close_xrcd(struct ibv_xrcd *xrcd)
 		f->opens--;
 		last = false;
 	} else if (mx->users) {
-		pthread_mutex_unlock(&verbs_lock);
+		verbs_lock_give();
 		return EBUSY;
 	} else if (f) {
 		*pos = f->next;
@@ -414,8 +415,8 @@ int verbs_close_xrcd(struct ibv_xrcd *xrcd)
 	}
 	if (last)
 		mx->magic = 0;
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	if (last)
-		free(mx);
+		fab_free(mx);
 	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "fabric/arena.h"
 #include "fabric/fabric.h"
 #include "control/mock.h"
 
@@ -81,9 +82,9 @@ struct mock_context {
 	struct verbs_context vctx; /* ends with the ibv_context callers see */
 	unsigned magic;
 	struct mock_device *mdev;
-	/* Asynchronous events not read yet; async_fd (an eventfd in
-	 * semaphore mode) counts them. */
+	/* Asynchronous events not read yet; async_fd is their doorbell. */
 	struct async_event *async_head, *async_tail;
+	struct fab_bell async_bell;
 };
 
 /* The mock device behind an ibv_device or a context (abort on garbage). */
@@ -96,7 +97,17 @@ struct mock_context *verbs_context_of(struct ibv_context *ctx, const char *call)
  * data path crosses the objects of any context, and nothing here is hot.
  * Lock order: verbs_lock, then the fabric's lock (inside fab_* calls),
  * then an object's own mutex (ibv_cq, ibv_qp, ibv_srq). */
-extern pthread_mutex_t verbs_lock;
+void verbs_lock_take(void);
+void verbs_lock_give(void);
+
+/* What every process of the fabric must find (the fabric's arena keeps
+ * it): the live MRs, for key lookups from any requester, and the live
+ * SRQs, for XRC packets that name one by number. Under verbs_lock. */
+struct verbs_shared {
+	struct mock_mr *mrs;
+	struct mock_srq *srqs;
+};
+struct verbs_shared *verbs_shared(void);
 
 struct mock_pd {
 	struct ibv_pd pd;
@@ -119,6 +130,7 @@ struct mock_channel {
 	struct ibv_comp_channel ch;
 	unsigned magic;
 	struct cq_event *head, *tail; /* one per fired CQ, not yet read */
+	struct fab_bell bell;         /* ch.fd: lit while events wait */
 };
 
 struct mock_qp;
@@ -285,7 +297,6 @@ void verbs_wait_async_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 			   const void *obj);
 /* Drop the unread events of an object that goes (every event: NULL). */
 void verbs_async_forget(struct ibv_context *ctx, const void *obj);
-int verbs_async_fd_open(void);
 
 /* The GID table (device.c): like ibv_query_gid_ex, 0 or a positive errno
  * (ENODATA for an empty entry below gid_tbl_len, EINVAL past it). */

@@ -272,13 +272,13 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct send_batch *b = mqp->batch;
 	int err = b->err;
 
-	pthread_mutex_lock(&verbs_lock);
+	verbs_lock_take();
 	if (!err && mqp->state == IBV_QPS_RTS &&
 	    mqp->sq_posted - mqp->sq_freed + b->n > mqp->cap.max_send_wr)
 		err = ENOMEM;
 	for (size_t i = 0; !err && i < b->n; i++)
 		err = verbs_post_one_send(mqp, &b->wrs[i].wr);
-	pthread_mutex_unlock(&verbs_lock);
+	verbs_lock_give();
 	drop_pending(b);
 	return err;
 }

@@ -1,0 +1,675 @@
+/* The fabric's arena: where every object of the mock lives.
+ *
+ * Why one arena at one address. The mock plays the kernel and the HCA for
+ * every process on a fabric: a SEND from one process consumes a receive
+ * another process posted and completes on that process's CQ; a connect
+ * request reaches a listener in another process. Real hardware reaches the
+ * other side's queues without that process's help, so the mock does too:
+ * every object (CM ids, QPs, CQs, MRs, queued events, ...) lives in one
+ * shared mapping that each process maps at the same address. A pointer then
+ * means the same object in every process, the code that runs a fabric in
+ * one process runs it across many unchanged, and a request costs what it
+ * costs in one process (a lock and a copy), not a round trip through a
+ * broker: on a 2-core VM a socket round trip between processes costs about
+ * 50 µs, a futex-guarded update of shared memory well under one. The data
+ * itself stays where the program put it; the HCA's DMA becomes
+ * process_vm_writev/readv into the other process (memory.c).
+ *
+ * A private fabric (RDMAMOCK_FABRIC=private) is the same arena as an
+ * anonymous mapping of one process: no file, no other members.
+ *
+ * The arena's first pages hold struct fab_shared: the allocator, the
+ * members (one slot per process, so that a dead process's objects can be
+ * reaped), the fabric's state and the libraries' roots. Memory is handed
+ * out in power-of-two blocks, each tagged with its owner, kept on its
+ * owner's list so that what a dead process leaves is freed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "internal.h"
+#include "control/mock.h"
+
+#define FAB_MAGIC 0x6b636f6d616d6472ull /* "rdmamock" */
+/* Bumped whenever struct fab_shared or anything in the arena changes
+ * shape: a process never joins a fabric of another layout. */
+#define FAB_LAYOUT 1
+#define FAB_ARENA_SIZE (1ull << 30)
+/* Where a shared fabric is mapped in every process: high in the range
+ * where a process maps libraries, and where ASan and TSan allow an
+ * application mapping, far below where mmap allocates from. */
+#define FAB_SHARED_BASE 0x7e8100000000ull
+
+#define BLK_LIVE 0x626c6b21u /* "blk!" */
+#define BLK_FREE 0x66726565u /* "free" */
+#define FAB_CLASSES 26       /* blocks of 64 B << class */
+#define BLK_HEADER 32
+
+struct fab_blk {
+	uint32_t magic;
+	int16_t owner;
+	uint8_t cls;
+	uint8_t unused;
+	struct fab_blk *prev, *next; /* the owner's list, or a free list (next) */
+	uint64_t pad;
+};
+_Static_assert(sizeof(struct fab_blk) == BLK_HEADER, "block header size");
+
+struct fab_member {
+	pid_t pid;            /* 0: a free slot */
+	uint64_t started;     /* the process's start time: a pid reused is not it */
+	uint32_t gen;         /* bumped each time the slot is taken */
+	bool leaving;         /* being reaped, or leaving */
+	struct fab_blk *blocks;
+	struct fab_bell watch; /* its watcher's doorbell (core.c) */
+};
+
+struct fab_shared {
+	uint64_t magic;
+	uint32_t layout;
+	uint32_t header_size;
+	uint64_t base, size;
+	uint64_t token;        /* random: this fabric's doorbells carry it */
+	char name[64];
+	pthread_mutex_t alloc_lock;
+	uint64_t top;          /* offset of the first byte never handed out */
+	struct fab_blk *free[FAB_CLASSES];
+	pthread_mutex_t verbs_lock;
+	struct fab_member members[FAB_MEMBERS_MAX];
+	void *roots[FAB_ROOTS];
+	struct fabric fabric;
+};
+
+/* ---------------------------------------------------------------- this process */
+
+static struct fab_shared *sh;
+struct fabric *fab_fabric;
+static int self = -1;          /* our member slot */
+static pid_t self_pid;
+static bool shared_mode;
+static char fabric_name[64];
+static int lock_fd = -1;       /* the fabric's lifecycle lock file, shared mode */
+static char file_path[4096], lock_path[4096];
+static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
+static bool ready;                  /* mapped and joined */
+static __thread bool initializing;  /* this thread is mapping it */
+static void (*reaper)(int owner);
+
+static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rdmamock: %s\n", line);
+	abort();
+}
+
+/* The start time of a process (field 22 of /proc/PID/stat), 0 if it is
+ * gone or has exited (a zombie). */
+static uint64_t start_time_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long started = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	/* After ")": state (field 3) ... starttime (field 22). */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		sscanf(p + 1, "%llu", &started);
+	return started;
+}
+
+static bool member_alive(const struct fab_member *m)
+{
+	return m->pid && (m->pid == self_pid || start_time_of(m->pid) == m->started);
+}
+
+/* ---------------------------------------------------------------- locks */
+
+void fab_mutex_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+void fab_cond_init(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+}
+
+void fab_mutex_lock(pthread_mutex_t *m)
+{
+	int err = pthread_mutex_lock(m);
+
+	if (err == EOWNERDEAD) {
+		/* Its holder died inside the mock. What it was changing may be
+		 * half done; the rest of the fabric is intact, and the dead
+		 * process is reaped by the watchers, who saw it go. */
+		pthread_mutex_consistent(m);
+	} else if (err) {
+		die("a fabric lock failed: %s", strerror(err));
+	}
+}
+
+void fab_mutex_unlock(pthread_mutex_t *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+pthread_mutex_t *fab_verbs_lock(void)
+{
+	fab_attach();
+	return &sh->verbs_lock;
+}
+
+/* ---------------------------------------------------------------- allocator */
+
+/* Under ASan a private fabric's free blocks are poisoned, so that the
+ * sanitizer still sees a use after free in the mock. Not in a shared one:
+ * each process has its own shadow, and a block one process freed may be
+ * another's object by the time the first reads it. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n)   do { if (!shared_mode) ASAN_POISON_MEMORY_REGION((p), (n)); } while (0)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n)   ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+static struct fab_blk *blk_of(const void *p)
+{
+	return (struct fab_blk *)((char *)p - BLK_HEADER);
+}
+
+static void owner_link(struct fab_blk *b, int owner)
+{
+	b->owner = (int16_t)owner;
+	b->prev = NULL;
+	b->next = NULL;
+	if (owner < 0)
+		return;
+	b->next = sh->members[owner].blocks;
+	if (b->next)
+		b->next->prev = b;
+	sh->members[owner].blocks = b;
+}
+
+static void owner_unlink(struct fab_blk *b)
+{
+	if (b->owner < 0)
+		return;
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		sh->members[b->owner].blocks = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+}
+
+static void *alloc_locked(int owner, size_t size)
+{
+	unsigned cls = 0;
+	struct fab_blk *b;
+	uint64_t bytes;
+
+	while (cls < FAB_CLASSES && (64ull << cls) - BLK_HEADER < size)
+		cls++;
+	if (cls == FAB_CLASSES)
+		return NULL;
+	bytes = 64ull << cls;
+	b = sh->free[cls];
+	if (b) {
+		sh->free[cls] = b->next;
+	} else {
+		/* Blocks of a class start on a multiple of their size (up to a
+		 * page), so payloads are aligned. */
+		uint64_t align = bytes < 4096 ? bytes : 4096, at = (sh->top + align - 1) & ~(align - 1);
+
+		if (at + bytes > sh->size)
+			return NULL;
+		b = (struct fab_blk *)((char *)sh + at);
+		sh->top = at + bytes;
+	}
+	UNPOISON((char *)b + BLK_HEADER, (size_t)bytes - BLK_HEADER);
+	memset(b, 0, (size_t)bytes);
+	b->magic = BLK_LIVE;
+	b->cls = (uint8_t)cls;
+	owner_link(b, owner);
+	return (char *)b + BLK_HEADER;
+}
+
+void *fab_alloc_owned(int owner, size_t size)
+{
+	void *p;
+
+	fab_attach();
+	if (owner >= FAB_MEMBERS_MAX)
+		owner = FAB_OWNER_FABRIC;
+	fab_mutex_lock(&sh->alloc_lock);
+	p = alloc_locked(owner, size);
+	fab_mutex_unlock(&sh->alloc_lock);
+	if (!p)
+		mock_log("the fabric's arena is full (%llu MiB): an allocation of %zu bytes failed",
+			 (unsigned long long)(sh->size >> 20), size);
+	return p;
+}
+
+void *fab_alloc(size_t size)
+{
+	fab_attach();
+	return fab_alloc_owned(self, size);
+}
+
+static void free_locked(struct fab_blk *b)
+{
+	owner_unlink(b);
+	b->magic = BLK_FREE;
+	b->next = sh->free[b->cls];
+	sh->free[b->cls] = b;
+	POISON((char *)b + BLK_HEADER, (64ull << b->cls) - BLK_HEADER);
+}
+
+void fab_free(void *p)
+{
+	struct fab_blk *b;
+
+	if (!p)
+		return;
+	b = blk_of(p);
+	if ((char *)b < (char *)sh || (char *)b >= (char *)sh + sh->size || b->magic != BLK_LIVE)
+		die("internal: freeing %p, which is not live fabric memory", p);
+	fab_mutex_lock(&sh->alloc_lock);
+	free_locked(b);
+	fab_mutex_unlock(&sh->alloc_lock);
+}
+
+int fab_owner_of(const void *p)
+{
+	return blk_of(p)->owner;
+}
+
+int fab_owner_self(void)
+{
+	fab_attach();
+	return self;
+}
+
+struct fab_bell *fab_member_bell(int owner)
+{
+	return &sh->members[owner].watch;
+}
+
+pid_t fab_owner_pid(int owner)
+{
+	if (owner < 0 || owner >= FAB_MEMBERS_MAX)
+		return 0;
+	return sh->members[owner].pid;
+}
+
+void *fab_root(enum fab_root which, size_t size)
+{
+	void *root;
+
+	fab_attach();
+	fab_mutex_lock(&sh->alloc_lock);
+	root = sh->roots[which];
+	if (!root)
+		root = sh->roots[which] = alloc_locked(FAB_OWNER_FABRIC, size);
+	fab_mutex_unlock(&sh->alloc_lock);
+	if (!root)
+		die("the fabric's arena is full: no room for a library's state");
+	return root;
+}
+
+/* ---------------------------------------------------------------- members */
+
+static int join_locked(void)
+{
+	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+		struct fab_member *m = &sh->members[i];
+
+		if (m->pid)
+			continue;
+		memset(m, 0, sizeof *m);
+		m->pid = self_pid;
+		m->started = start_time_of(self_pid);
+		m->gen++;
+		return i;
+	}
+	return -1;
+}
+
+void fab_set_reaper(void (*reap)(int owner))
+{
+	reaper = reap;
+}
+
+/* Tear a member down: its fabric objects as the kernel tears down a dead
+ * process's (fabric first, then the libraries' part), then what it still
+ * owns is freed and the slot is free again. */
+static void reap(int owner)
+{
+	struct fab_member *m = &sh->members[owner];
+	struct fab_blk *b;
+
+	fab_lock();
+	fab_reap_locked(owner);
+	fab_unlock();
+	if (reaper)
+		reaper(owner);
+	fab_mutex_lock(&sh->alloc_lock);
+	while ((b = m->blocks))
+		free_locked(b);
+	m->pid = 0;
+	m->leaving = false;
+	fab_mutex_unlock(&sh->alloc_lock);
+}
+
+/* Claims the dead members (so that one process reaps each) and reaps
+ * them. */
+void fab_reap_dead(void)
+{
+	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+		struct fab_member *m = &sh->members[i];
+		bool claim;
+
+		if (!m->pid || i == self)
+			continue;
+		fab_mutex_lock(&sh->alloc_lock);
+		claim = m->pid && !m->leaving && !member_alive(m);
+		if (claim)
+			m->leaving = true;
+		fab_mutex_unlock(&sh->alloc_lock);
+		if (claim)
+			reap(i);
+	}
+}
+
+/* ---------------------------------------------------------------- mapping */
+
+static void init_header(struct fab_shared *s, uint64_t base, bool shared)
+{
+	s->magic = FAB_MAGIC;
+	s->layout = FAB_LAYOUT;
+	s->header_size = sizeof *s;
+	s->base = base;
+	s->size = FAB_ARENA_SIZE;
+	if (getrandom(&s->token, sizeof s->token, 0) != sizeof s->token)
+		s->token = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	snprintf(s->name, sizeof s->name, "%s", shared ? fabric_name : "");
+	fab_mutex_init(&s->alloc_lock);
+	fab_mutex_init(&s->verbs_lock);
+	s->top = (sizeof *s + 4095) & ~4095ull;
+}
+
+static void map_private(void)
+{
+	void *p = mmap(NULL, FAB_ARENA_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("cannot map a private fabric of %llu MiB: %s", FAB_ARENA_SIZE >> 20,
+		    strerror(errno));
+	sh = p;
+	init_header(sh, (uint64_t)(uintptr_t)p, false);
+	fab_fabric = &sh->fabric;
+	fab_state_init(fab_fabric);
+	self = join_locked();
+}
+
+/* $XDG_RUNTIME_DIR/rdmamock, else /tmp/rdmamock-UID: ours alone (0700). */
+static void runtime_dir(char *dir, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (xdg && *xdg)
+		snprintf(dir, size, "%s/rdmamock", xdg);
+	else
+		snprintf(dir, size, "/tmp/rdmamock-%u", (unsigned)getuid());
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		die("cannot make the fabric directory %s: %s", dir, strerror(errno));
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 077))
+		die("the fabric directory %s is not a private directory of this user (mode 0700, "
+		    "owner %u); remove it or set XDG_RUNTIME_DIR", dir, (unsigned)getuid());
+}
+
+/* Whether the fabric in the file is one we can join: our layout, and at
+ * least one member still alive (a fabric whose members all died is never
+ * trusted: it is made anew). */
+static bool joinable(const struct fab_shared *s, const char *path)
+{
+	if (s->magic != FAB_MAGIC)
+		return false;
+	if (s->layout != FAB_LAYOUT || s->header_size != sizeof *s || s->base != FAB_SHARED_BASE ||
+	    s->size != FAB_ARENA_SIZE) {
+		for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+			const struct fab_member *m = &s->members[i];
+
+			if (m->pid && start_time_of(m->pid) == m->started)
+				die("fabric %s (%s) is in use by process %d, of an rdmamock build with "
+				    "another layout (%u, this one %u); use another RDMAMOCK_FABRIC",
+				    fabric_name, path, (int)m->pid, s->layout, FAB_LAYOUT);
+		}
+		return false;
+	}
+	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+		const struct fab_member *m = &s->members[i];
+
+		if (m->pid && start_time_of(m->pid) == m->started)
+			return true;
+	}
+	if (s->magic == FAB_MAGIC)
+		mock_log("fabric %s: every process that used it is gone; it is made anew", fabric_name);
+	return false;
+}
+
+static void map_shared(void)
+{
+	char dir[3900];
+	struct fab_shared head;
+	bool fresh;
+	void *p;
+	int fd;
+
+	runtime_dir(dir, sizeof dir);
+	snprintf(file_path, sizeof file_path, "%s/%s.fabric", dir, fabric_name);
+	snprintf(lock_path, sizeof lock_path, "%s/%s.lock", dir, fabric_name);
+	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX))
+		die("cannot lock %s: %s", lock_path, strerror(errno));
+	fd = open(file_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("cannot open the fabric %s: %s", file_path, strerror(errno));
+	memset(&head, 0, sizeof head);
+	fresh = pread(fd, &head, sizeof head, 0) != (ssize_t)sizeof head ||
+		!joinable(&head, file_path);
+	if (fresh && (ftruncate(fd, 0) || ftruncate(fd, (off_t)FAB_ARENA_SIZE)))
+		die("cannot size the fabric %s: %s", file_path, strerror(errno));
+	p = mmap((void *)(uintptr_t)FAB_SHARED_BASE, FAB_ARENA_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED || p != (void *)(uintptr_t)FAB_SHARED_BASE)
+		die("cannot map the fabric %s at %#llx: %s (RDMAMOCK_FABRIC=private keeps it "
+		    "in this process)", file_path, FAB_SHARED_BASE,
+		    p == MAP_FAILED ? strerror(errno) : "the address is in use");
+	sh = p;
+	fab_fabric = &sh->fabric;
+	if (fresh) {
+		init_header(sh, FAB_SHARED_BASE, true);
+		fab_state_init(fab_fabric);
+	}
+	fab_mutex_lock(&sh->alloc_lock);
+	self = join_locked();
+	fab_mutex_unlock(&sh->alloc_lock);
+	flock(lock_fd, LOCK_UN);
+	if (self < 0)
+		die("fabric %s has no room for another process (%d at most)", fabric_name,
+		    FAB_MEMBERS_MAX);
+}
+
+/* At exit the last process out removes the fabric's file. Our objects are
+ * not torn down here, while the program's other threads may still use
+ * them: the other members' watchers see this process end and reap it, as
+ * the kernel tears a process's objects down once its threads are gone. */
+static void leave(void)
+{
+	bool last = true;
+
+	if (!sh || self < 0 || !shared_mode || self_pid != getpid())
+		return;
+	if (flock(lock_fd, LOCK_EX) == 0) {
+		for (int i = 0; i < FAB_MEMBERS_MAX; i++)
+			if (i != self && sh->members[i].pid && member_alive(&sh->members[i]))
+				last = false;
+		/* The lock file stays: a process may be waiting on it. */
+		if (last)
+			unlink(file_path);
+		flock(lock_fd, LOCK_UN);
+	}
+	self = -1;
+}
+
+/* ---------------------------------------------------------------- fork */
+
+static void fork_prepare(void)
+{
+	if (shared_mode)
+		return;
+	/* A private fabric is copied into the child: hold its locks across
+	 * the fork so that the copy is consistent. */
+	fab_mutex_lock(&sh->verbs_lock);
+	fab_mutex_lock(&fab_fabric->lock);
+	fab_mutex_lock(&sh->alloc_lock);
+}
+
+static void fork_parent(void)
+{
+	if (shared_mode)
+		return;
+	fab_mutex_unlock(&sh->alloc_lock);
+	fab_mutex_unlock(&fab_fabric->lock);
+	fab_mutex_unlock(&sh->verbs_lock);
+}
+
+static void fork_child(void)
+{
+	self_pid = getpid();
+	if (!shared_mode) {
+		/* Its own copy: the locks start afresh, the slot is its own. */
+		fab_mutex_init(&sh->alloc_lock);
+		fab_mutex_init(&fab_fabric->lock);
+		fab_mutex_init(&sh->verbs_lock);
+		sh->members[self].pid = self_pid;
+		sh->members[self].started = start_time_of(self_pid);
+		fab_child_after_fork();
+		return;
+	}
+	/* The child shares the parent's objects, as a child shares the
+	 * parent's RDMA files; it is a member of its own for what it makes. */
+	fab_mutex_lock(&sh->alloc_lock);
+	self = join_locked();
+	fab_mutex_unlock(&sh->alloc_lock);
+	if (self < 0)
+		die("fabric %s has no room for another process (%d at most)", fabric_name,
+		    FAB_MEMBERS_MAX);
+	fab_child_after_fork();
+}
+
+/* ---------------------------------------------------------------- attach */
+
+static void attach_once_fn(void)
+{
+	const char *name = getenv("RDMAMOCK_FABRIC");
+
+	initializing = true;
+	self_pid = getpid();
+	if (!name || !*name)
+		name = "private";
+	shared_mode = strcmp(name, "private") != 0;
+	if (shared_mode) {
+		size_t len = strlen(name);
+
+		if (len >= sizeof fabric_name || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+							"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len ||
+		    name[0] == '.')
+			die("RDMAMOCK_FABRIC=%s: a fabric's name is up to %zu letters, digits, '_', "
+			    "'.' and '-' (not starting with '.'), or 'private'",
+			    name, sizeof fabric_name - 1);
+		snprintf(fabric_name, sizeof fabric_name, "%s", name);
+		map_shared();
+		atexit(leave);
+	} else {
+		map_private();
+	}
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	initializing = false;
+	__atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+}
+
+void fab_attach(void)
+{
+	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || initializing)
+		return;
+	pthread_once(&attach_once, attach_once_fn);
+}
+
+bool fab_is_shared(void)
+{
+	fab_attach();
+	return shared_mode;
+}
+
+const char *fab_name(void)
+{
+	fab_attach();
+	return fabric_name;
+}
+
+uint64_t fab_token(void)
+{
+	fab_attach();
+	return sh->token;
+}

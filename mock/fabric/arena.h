@@ -1,0 +1,76 @@
+/* The fabric's memory: one arena that every object of the mock lives in,
+ * mapped at the same address in every process that shares the fabric, so
+ * that a pointer means the same object everywhere (see arena.c for why).
+ *
+ * A private fabric is an anonymous mapping of this process alone; a shared
+ * one is a file in the user's runtime directory, mapped by each process of
+ * the fabric. Either way the code that uses it is the same. */
+#ifndef RDMAMOCK_FABRIC_ARENA_H
+#define RDMAMOCK_FABRIC_ARENA_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Make sure this process is on its fabric (RDMAMOCK_FABRIC chooses which):
+ * maps it, joins as a member. Every fab_* call does it; it is cheap once
+ * done. A fabric that cannot be reached stops the process with one line
+ * saying why. */
+void fab_attach(void);
+
+/* Whether the fabric is shared with other processes, and its name ("" for
+ * a private one). */
+bool fab_is_shared(void);
+const char *fab_name(void);
+/* A random number the fabric was made with: its doorbells' names carry
+ * it, so that two fabrics of one name, one after the other, never meet. */
+uint64_t fab_token(void);
+
+/* Zeroed memory in the arena, owned by this process: when the process
+ * dies, the fabric frees what it still owns. NULL when the arena is full. */
+void *fab_alloc(size_t size);
+/* The same, owned by another member (the slot of fab_owner_self() or of an
+ * object's owner), for what one process leaves with another: an event on
+ * its channel, a completion on its CQ. FAB_OWNER_FABRIC: owned by nobody,
+ * freed only by fab_free (shared objects such as a port or a device). */
+#define FAB_OWNER_FABRIC (-1)
+void *fab_alloc_owned(int owner, size_t size);
+void fab_free(void *p);
+/* The owner slot of memory from fab_alloc*, and of this process. */
+int fab_owner_of(const void *p);
+int fab_owner_self(void);
+/* The pid of a member slot (0 for FAB_OWNER_FABRIC or a free slot). */
+pid_t fab_owner_pid(int owner);
+
+/* Locks in the arena: process-shared and robust. A lock whose holder died
+ * is taken over (the dead process is reaped once the lock is free). */
+void fab_mutex_init(pthread_mutex_t *m);
+void fab_mutex_lock(pthread_mutex_t *m);
+void fab_mutex_unlock(pthread_mutex_t *m);
+/* A condition variable usable in the arena (process-shared, monotonic). */
+void fab_cond_init(pthread_cond_t *c);
+
+/* The verbs layer's lock (see ibverbs/verbs.h), kept with the arena so
+ * that fork handling takes it in order: verbs lock, fabric lock, arena. */
+pthread_mutex_t *fab_verbs_lock(void);
+/* A root pointer per drop-in library for its shared state, made on first
+ * use (zeroed, `size` bytes) under the arena's lock. */
+enum fab_root {
+	FAB_ROOT_VERBS,
+	FAB_ROOTS,
+};
+void *fab_root(enum fab_root which, size_t size);
+
+/* Members: each process on the fabric holds a slot. A slot whose process
+ * is gone is reaped: its ids and QPs are torn down as the kernel tears
+ * down a dead process's, then whatever memory it still owns is freed. */
+#define FAB_MEMBERS_MAX 128
+/* The library layers' part of reaping a dead member (called with no lock
+ * held, once its fabric objects are gone): libibverbs registers one. */
+void fab_set_reaper(void (*reap)(int owner));
+/* Reap every member whose process is gone (the watcher does it too). */
+void fab_reap_dead(void);
+
+#endif
