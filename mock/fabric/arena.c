@@ -545,6 +545,7 @@ static void map_shared(void)
 	self = join_locked();
 	fab_mutex_unlock(&sh->alloc_lock);
 	flock(lock_fd, LOCK_UN);
+	fab_mem_allow();
 	if (self < 0)
 		die("fabric %s has no room for another process (%d at most)", fabric_name,
 		    FAB_MEMBERS_MAX);

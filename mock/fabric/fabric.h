@@ -47,6 +47,16 @@ void fab_bell_ring(struct fab_bell *b);
 void fab_bell_clear(struct fab_bell *b);
 void fab_bell_close(struct fab_bell *b);
 
+/* ---------------------------------------------------------------- memory
+ *
+ * The HCA's DMA into the memory of the process that registered it
+ * (memory.c): 0, or a negative errno (EFAULT, ESRCH when it is gone, EPERM
+ * when the kernel does not let one process reach another's memory). */
+int fab_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len);
+int fab_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len);
+/* Let the other processes of a shared fabric reach this one's memory. */
+void fab_mem_allow(void);
+
 /* ---------------------------------------------------------------- devices */
 
 /* A device as the verbs layer sees it: a snapshot, safe to keep. */

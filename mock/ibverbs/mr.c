@@ -97,6 +97,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	}
 	m->magic = VERBS_MR_MAGIC;
 	m->mpd = mpd;
+	m->pid = getpid();
 	m->iova = iova;
 	m->access = access;
 	m->mr.context = pd->context;
@@ -159,18 +160,20 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	return 0;
 }
 
-void *verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,
-		   unsigned access)
+bool verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,
+		  unsigned access, struct verbs_mem *at)
 {
 	struct mock_mr *m;
 
 	for (m = verbs_shared()->mrs; m && m->mr.lkey != key; m = m->next)
 		;
 	if (!m || m->mpd != mpd || (m->access & access) != access)
-		return NULL;
+		return false;
 	if (addr < m->iova || addr + len < addr || addr + len > m->iova + m->mr.length)
-		return NULL;
-	return (char *)m->mr.addr + (addr - m->iova);
+		return false;
+	at->pid = m->pid;
+	at->addr = (uint64_t)(uintptr_t)m->mr.addr + (addr - m->iova);
+	return true;
 }
 
 /* libibverbs' checks, then the device's: mlx5 changes the translation, the

@@ -198,15 +198,15 @@ static bool gather(struct mock_qp *mqp, const struct ibv_send_wr *wr, char *out)
 {
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct ibv_sge *s = &wr->sg_list[i];
-		const void *src;
+		struct verbs_mem at;
 
 		if (!s->length)
 			continue;
 		if (wr->send_flags & IBV_SEND_INLINE)
-			src = (const void *)(uintptr_t)s->addr;
-		else if (!(src = verbs_mr_map(mqp->mpd, s->lkey, s->addr, s->length, 0)))
+			memcpy(out, (const void *)(uintptr_t)s->addr, s->length);
+		else if (!verbs_mr_map(mqp->mpd, s->lkey, s->addr, s->length, 0, &at) ||
+			 fab_mem_read(at.pid, at.addr, out, s->length))
 			return false;
-		memcpy(out, src, s->length);
 		out += s->length;
 	}
 	return true;
@@ -226,15 +226,15 @@ enum ibv_wc_status verbs_scatter(struct mock_pd *mpd, const struct ibv_sge *sge,
 		return IBV_WC_LOC_LEN_ERR;
 	for (int i = 0; i < num_sge && len; i++) {
 		uint64_t n = sge[i].length < len ? sge[i].length : len;
-		void *dst;
+		struct verbs_mem at;
 
 		if (!n)
 			continue;
-		dst = verbs_mr_map(mpd, sge[i].lkey, sge[i].addr, n, IBV_ACCESS_LOCAL_WRITE);
-		if (!dst)
+		if (!verbs_mr_map(mpd, sge[i].lkey, sge[i].addr, n, IBV_ACCESS_LOCAL_WRITE, &at))
 			return IBV_WC_LOC_PROT_ERR;
 		if (data) {
-			memmove(dst, data, n);
+			if (fab_mem_write(at.pid, at.addr, data, (size_t)n))
+				return IBV_WC_LOC_PROT_ERR;
 			data += n;
 		}
 		len -= n;

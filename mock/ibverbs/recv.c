@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "verbs.h"
 
 /* The 40 bytes a UD receive gets before the message: the packet's GRH as
@@ -218,14 +220,11 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 /* The responder's memory for an RDMA or atomic request: its QP must allow
  * the access, and the rkey name a region of its PD that allows it too. A
  * zero-length RDMA checks no key. */
-static void *remote_memory(struct mock_qp *mqp, const struct fab_packet *pkt, uint64_t len,
-			   unsigned access, bool *ok)
+static bool remote_memory(struct mock_qp *mqp, const struct fab_packet *pkt, uint64_t len,
+			  unsigned access, struct verbs_mem *at)
 {
-	void *p = NULL;
-
-	*ok = (mqp->attr.qp_access_flags & access) &&
-	      (!len || (p = verbs_mr_map(mqp->mpd, pkt->rkey, pkt->raddr, len, access)));
-	return p;
+	return (mqp->attr.qp_access_flags & access) &&
+	       (!len || verbs_mr_map(mqp->mpd, pkt->rkey, pkt->raddr, len, access, at));
 }
 
 static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
@@ -233,10 +232,9 @@ static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
 {
 	struct mock_srq *msrq = NULL;
 	struct recv_wqe *w = NULL;
-	bool ok;
-	void *dst = remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_WRITE, &ok);
+	struct verbs_mem dst;
 
-	if (!ok) {
+	if (!remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_WRITE, &dst)) {
 		responder_error(mqp, resp, FAB_NAK_ACCESS);
 		return;
 	}
@@ -249,8 +247,10 @@ static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
 			return;
 		}
 	}
-	if (pkt->len)
-		memmove(dst, pkt->payload, pkt->len);
+	if (pkt->len && fab_mem_write(dst.pid, dst.addr, pkt->payload, pkt->len)) {
+		responder_error(mqp, resp, FAB_NAK_ACCESS);
+		return;
+	}
 	if (w)
 		complete_recv(mqp, msrq, w, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, pkt->len, pkt);
 	resp->ack = FAB_ACK;
@@ -259,38 +259,52 @@ static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
 static void receive_read(struct mock_qp *mqp, const struct fab_packet *pkt,
 			 struct fab_response *resp)
 {
-	bool ok;
-	const void *src = remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_READ, &ok);
+	struct verbs_mem src;
 
-	if (!ok) {
+	if (!remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_READ, &src) ||
+	    fab_mem_read(src.pid, src.addr, resp->read_into, pkt->len)) {
 		responder_error(mqp, resp, FAB_NAK_ACCESS);
 		return;
 	}
-	if (pkt->len)
-		memcpy(resp->read_into, src, pkt->len);
 	resp->ack = FAB_ACK;
 }
 
 /* The 8 bytes at raddr, changed atomically; the old value goes back. The
  * region's address and its iova share their offset in the page, so an
- * aligned raddr is an aligned pointer. */
+ * aligned raddr is an aligned pointer. In this process the change is a CPU
+ * atomic; in another it is a read and a write under verbs_lock, atomic
+ * against every other HCA atomic, as IBV_ATOMIC_HCA promises. */
 static void receive_atomic(struct mock_qp *mqp, const struct fab_packet *pkt,
 			   struct fab_response *resp)
 {
-	bool ok;
-	uint64_t *target = remote_memory(mqp, pkt, 8, IBV_ACCESS_REMOTE_ATOMIC, &ok);
-	uint64_t old;
+	struct verbs_mem at;
+	uint64_t old, new;
 
-	if (!ok) {
+	if (!remote_memory(mqp, pkt, 8, IBV_ACCESS_REMOTE_ATOMIC, &at)) {
 		responder_error(mqp, resp, FAB_NAK_ACCESS);
 		return;
 	}
-	if (pkt->op == FAB_OP_FETCH_ADD) {
-		old = __atomic_fetch_add(target, pkt->compare_add, __ATOMIC_SEQ_CST);
+	if (at.pid == getpid()) {
+		uint64_t *target = (uint64_t *)(uintptr_t)at.addr;
+
+		if (pkt->op == FAB_OP_FETCH_ADD) {
+			old = __atomic_fetch_add(target, pkt->compare_add, __ATOMIC_SEQ_CST);
+		} else {
+			old = pkt->compare_add;
+			__atomic_compare_exchange_n(target, &old, pkt->swap, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		}
 	} else {
-		old = pkt->compare_add;
-		__atomic_compare_exchange_n(target, &old, pkt->swap, false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
+		if (fab_mem_read(at.pid, at.addr, &old, sizeof old)) {
+			responder_error(mqp, resp, FAB_NAK_ACCESS);
+			return;
+		}
+		new = pkt->op == FAB_OP_FETCH_ADD ? old + pkt->compare_add :
+			old == pkt->compare_add ? pkt->swap : old;
+		if (new != old && fab_mem_write(at.pid, at.addr, &new, sizeof new)) {
+			responder_error(mqp, resp, FAB_NAK_ACCESS);
+			return;
+		}
 	}
 	resp->atomic_orig = old;
 	resp->ack = FAB_ACK;

@@ -120,6 +120,7 @@ struct mock_mr {
 	unsigned magic;
 	struct mock_mr *next; /* every live MR, for key lookups */
 	struct mock_pd *mpd;
+	pid_t pid;            /* whose memory it is: the process that registered it */
 	uint64_t iova;        /* the address the keys' users name; addr for ibv_reg_mr */
 	unsigned access;
 };
@@ -242,11 +243,15 @@ struct mock_ah *verbs_ah_of(struct ibv_ah *ah, const char *call);
 
 /* The rest run under verbs_lock. */
 
-/* The host address behind [addr, addr + len) in the MR whose key is
- * `key`, if that MR is on mpd and allows `access` (0 for a local read);
- * NULL otherwise. */
-void *verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,
-		   unsigned access);
+/* Where [addr, addr + len) of the MR whose key is `key` lives, if that MR
+ * is on mpd and allows `access` (0 for a local read): in the memory of
+ * the process that registered it, which fab_mem_read/_write reach. */
+struct verbs_mem {
+	pid_t pid;
+	uint64_t addr;
+};
+bool verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,
+		  unsigned access, struct verbs_mem *at);
 
 /* The device writes a completion to cq; an armed CQ then fires its channel. */
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
