@@ -70,7 +70,8 @@ struct fab_member {
 	pid_t pid;            /* 0: a free slot */
 	uint64_t started;     /* the process's start time: a pid reused is not it */
 	uint32_t gen;         /* bumped each time the slot is taken */
-	bool leaving;         /* being reaped, or leaving */
+	bool leaving;         /* being reaped */
+	bool exited;          /* ran its exit handler: the file is not kept for it */
 	struct fab_blk *blocks;
 	struct fab_bell watch; /* its watcher's doorbell (core.c) */
 };
@@ -335,6 +336,18 @@ int fab_owner_self(void)
 	return self;
 }
 
+bool fab_owner_alive(int owner)
+{
+	const struct fab_member *m;
+
+	if (owner < 0 || owner >= FAB_MEMBERS_MAX)
+		return true;
+	m = &sh->members[owner];
+	if (m->pid == self_pid)
+		return true;
+	return m->pid && !m->leaving && (kill(m->pid, 0) == 0 || errno == EPERM);
+}
+
 struct fab_bell *fab_member_bell(int owner)
 {
 	return &sh->members[owner].watch;
@@ -562,9 +575,15 @@ static void leave(void)
 	if (!sh || self < 0 || !shared_mode || self_pid != getpid())
 		return;
 	if (flock(lock_fd, LOCK_EX) == 0) {
-		for (int i = 0; i < FAB_MEMBERS_MAX; i++)
-			if (i != self && sh->members[i].pid && member_alive(&sh->members[i]))
+		/* Two processes exiting together each see the other alive:
+		 * the one that looks second sees the first has exited. */
+		sh->members[self].exited = true;
+		for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+			const struct fab_member *m = &sh->members[i];
+
+			if (i != self && m->pid && !m->exited && member_alive(m))
 				last = false;
+		}
 		/* The lock file stays: a process may be waiting on it. */
 		if (last)
 			unlink(file_path);

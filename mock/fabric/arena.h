@@ -43,6 +43,9 @@ int fab_owner_of(const void *p);
 int fab_owner_self(void);
 /* The pid of a member slot (0 for FAB_OWNER_FABRIC or a free slot). */
 pid_t fab_owner_pid(int owner);
+/* Whether a member's process is still there (cheap: no /proc read; a
+ * process that has just ended may look alive for a moment). */
+bool fab_owner_alive(int owner);
 
 /* Locks in the arena: process-shared and robust. A lock whose holder died
  * is taken over (the dead process is reaped once the lock is free). */

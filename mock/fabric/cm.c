@@ -838,6 +838,8 @@ void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg)
 	case TIMER_DREQ:
 		dreq_timed_out(id, arg);
 		break;
+	case TIMER_VERBS:
+		break; /* core.c hands these to the verbs layer */
 	}
 }
 

@@ -41,17 +41,37 @@ uint64_t fab_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Fire what is due; the next deadline (0: none). Lock held. */
-static uint64_t run_timers_locked(void)
-{
-	struct fab_timer *t;
+static void (*verbs_fire)(void *obj, int arg);
 
-	while ((t = fab.timers) && t->due_ns <= fab_now_ns()) {
+void fab_set_verbs_timer(void (*fire)(void *obj, int arg))
+{
+	verbs_fire = fire;
+}
+
+/* Fire what is due; the next deadline (0: none). The verbs lock is taken
+ * first, as everywhere (a verbs timer's object cannot go meanwhile), then
+ * the fabric's. */
+static uint64_t run_timers(void)
+{
+	uint64_t next;
+
+	fab_mutex_lock(fab_verbs_lock());
+	fab_lock();
+	for (struct fab_timer *t; (t = fab.timers) && t->due_ns <= fab_now_ns();) {
 		fab.timers = t->next;
-		cm_timer_fire(t->id, t->kind, t->arg);
+		if (t->kind != TIMER_VERBS) {
+			cm_timer_fire(t->id, t->kind, t->arg);
+		} else if (verbs_fire) {
+			fab_unlock();
+			verbs_fire(t->obj, t->arg);
+			fab_lock();
+		}
 		fab_free(t);
 	}
-	return fab.timers ? fab.timers->due_ns : 0;
+	next = fab.timers ? fab.timers->due_ns : 0;
+	fab_unlock();
+	fab_mutex_unlock(fab_verbs_lock());
+	return next;
 }
 
 /* The members' pidfds, process-local: a member's pidfd is readable once
@@ -109,9 +129,7 @@ static void *watcher_main(void *arg)
 		int n = 1, timeout = -1;
 		bool polling = false;
 
-		fab_lock();
-		next = run_timers_locked();
-		fab_unlock();
+		next = run_timers();
 		pthread_mutex_lock(&watcher.lock);
 		watcher.sleeping_until = next;
 		pthread_mutex_unlock(&watcher.lock);
@@ -213,9 +231,21 @@ void fab_unlock(void)
 		watcher_kick(due);
 }
 
+static void timer_insert(struct fab_timer *t)
+{
+	struct fab_timer **pos;
+
+	for (pos = &fab.timers; *pos && (*pos)->due_ns <= t->due_ns; pos = &(*pos)->next)
+		;
+	t->next = *pos;
+	*pos = t;
+	if (!kick_due || t->due_ns < kick_due)
+		kick_due = t->due_ns;
+}
+
 void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg)
 {
-	struct fab_timer *t = fab_alloc_owned(id->owner, sizeof *t), **pos;
+	struct fab_timer *t = fab_alloc_owned(id->owner, sizeof *t);
 
 	if (!t) {
 		mock_log("out of memory scheduling a timeout; it will not fire");
@@ -225,28 +255,52 @@ void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int
 	t->id = id;
 	t->kind = kind;
 	t->arg = arg;
-	for (pos = &fab.timers; *pos && (*pos)->due_ns <= t->due_ns; pos = &(*pos)->next)
-		;
-	t->next = *pos;
-	*pos = t;
-	if (!kick_due || t->due_ns < kick_due)
-		kick_due = t->due_ns;
+	timer_insert(t);
 }
 
-void fab_timer_cancel(struct fab_id *id)
+void fab_timer_add_verbs(void *obj, int owner, uint64_t ns, int arg)
+{
+	struct fab_timer *t = fab_alloc_owned(owner, sizeof *t);
+
+	if (!t) {
+		mock_log("out of memory scheduling a timeout; it will not fire");
+		return;
+	}
+	fab_lock();
+	t->due_ns = fab_now_ns() + ns;
+	t->obj = obj;
+	t->kind = TIMER_VERBS;
+	t->arg = arg;
+	timer_insert(t);
+	fab_unlock();
+}
+
+static void cancel_where(struct fab_id *id, void *obj)
 {
 	struct fab_timer **pos = &fab.timers;
 
 	while (*pos) {
 		struct fab_timer *t = *pos;
 
-		if (t->id == id) {
+		if ((id && t->id == id) || (obj && t->obj == obj)) {
 			*pos = t->next;
 			fab_free(t);
 		} else {
 			pos = &t->next;
 		}
 	}
+}
+
+void fab_timer_cancel(struct fab_id *id)
+{
+	cancel_where(id, NULL);
+}
+
+void fab_timer_cancel_verbs(void *obj)
+{
+	fab_lock();
+	cancel_where(NULL, obj);
+	fab_unlock();
 }
 
 /* ---------------------------------------------------------------- channels */

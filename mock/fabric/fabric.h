@@ -287,6 +287,16 @@ void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
 int fab_qp_set_udp_sport(uint32_t qpn, uint16_t port);
 int fab_qp_udp_sport(uint32_t qpn, uint16_t *port);
 
+/* ---------------------------------------------------------------- timers
+ *
+ * The verbs layer's deadlines (a send queue waiting out its retries): fire
+ * `ms` from now on whichever member's watcher finds them due, calling this
+ * process's handler (fab_set_verbs_timer) with the verbs lock held. The
+ * caller holds the verbs lock; the timer belongs to `owner` (arena.h). */
+void fab_timer_add_verbs(void *obj, int owner, uint64_t ns, int arg);
+void fab_timer_cancel_verbs(void *obj);
+void fab_set_verbs_timer(void (*fire)(void *obj, int arg));
+
 /* Live object counts, for the control API's EBUSY checks. */
 int fab_live_ids(void);
 

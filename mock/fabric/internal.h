@@ -113,11 +113,13 @@ enum fab_timer_kind {
 	TIMER_SEND_REQ,    /* the REQ goes (again) */
 	TIMER_TIMEWAIT,    /* timewait is over: TIMEWAIT_EXIT */
 	TIMER_DREQ,        /* the DREQ was never answered */
+	TIMER_VERBS,       /* the verbs layer's (fab_timer_add_verbs) */
 };
 struct fab_timer {
 	struct fab_timer *next;
 	uint64_t due_ns;
-	struct fab_id *id;
+	struct fab_id *id;  /* CM timers */
+	void *obj;          /* TIMER_VERBS */
 	enum fab_timer_kind kind;
 	int arg;
 };

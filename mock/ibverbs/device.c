@@ -788,3 +788,19 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	fab_free(mpd);
 	return 0;
 }
+
+/* ---------------------------------------------------------------- providers */
+
+/* A provider library loaded beside the mock (perftest links libefa, for
+ * one) registers itself from its constructor. The mock's devices are its
+ * own and no provider probes them: the registration is taken and ignored,
+ * as libibverbs ignores a provider that matches no device. */
+MOCK_EXPORT void verbs_register_driver_34(const void *ops)
+{
+	(void)ops;
+}
+
+MOCK_EXPORT void verbs_register_driver_65(const void *ops)
+{
+	(void)ops;
+}

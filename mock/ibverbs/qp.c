@@ -367,6 +367,7 @@ MOCK_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
  * completions out of its CQs. */
 static void reset_queues(struct mock_qp *mqp)
 {
+	verbs_qp_end_stall(mqp, false);
 	verbs_rq_drop(&mqp->rq);
 	if (mqp->scq)
 		verbs_cq_forget_qp(mqp->scq, mqp);
@@ -427,6 +428,7 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
  * "last WQE reached"), so that its user may destroy it safely. */
 static void enter_error(struct mock_qp *mqp)
 {
+	verbs_qp_end_stall(mqp, true);
 	verbs_qp_flush_recvs(mqp);
 	/* mlx5's firmware raises it (SRQ_LAST_WQE). rxe does not on kernel
 	 * 6.1, which the generic device follows; 7.2's rxe raises it at every

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
 #include <unistd.h>
 
 #include "verbs.h"
@@ -217,6 +218,16 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 		resp->ack = FAB_ACK;
 }
 
+__thread bool verbs_target_gone;
+
+/* A copy that failed (err < 0); ESRCH: its process has just died. */
+static bool mem_failed(int err)
+{
+	if (err == -ESRCH)
+		verbs_target_gone = true;
+	return err != 0;
+}
+
 /* The responder's memory for an RDMA or atomic request: its QP must allow
  * the access, and the rkey name a region of its PD that allows it too. A
  * zero-length RDMA checks no key. */
@@ -247,7 +258,7 @@ static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
 			return;
 		}
 	}
-	if (pkt->len && fab_mem_write(dst.pid, dst.addr, pkt->payload, pkt->len)) {
+	if (pkt->len && mem_failed(fab_mem_write(dst.pid, dst.addr, pkt->payload, pkt->len))) {
 		responder_error(mqp, resp, FAB_NAK_ACCESS);
 		return;
 	}
@@ -262,7 +273,7 @@ static void receive_read(struct mock_qp *mqp, const struct fab_packet *pkt,
 	struct verbs_mem src;
 
 	if (!remote_memory(mqp, pkt, pkt->len, IBV_ACCESS_REMOTE_READ, &src) ||
-	    fab_mem_read(src.pid, src.addr, resp->read_into, pkt->len)) {
+	    mem_failed(fab_mem_read(src.pid, src.addr, resp->read_into, pkt->len))) {
 		responder_error(mqp, resp, FAB_NAK_ACCESS);
 		return;
 	}
@@ -295,13 +306,13 @@ static void receive_atomic(struct mock_qp *mqp, const struct fab_packet *pkt,
 						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		}
 	} else {
-		if (fab_mem_read(at.pid, at.addr, &old, sizeof old)) {
+		if (mem_failed(fab_mem_read(at.pid, at.addr, &old, sizeof old))) {
 			responder_error(mqp, resp, FAB_NAK_ACCESS);
 			return;
 		}
 		new = pkt->op == FAB_OP_FETCH_ADD ? old + pkt->compare_add :
 			old == pkt->compare_add ? pkt->swap : old;
-		if (new != old && fab_mem_write(at.pid, at.addr, &new, sizeof new)) {
+		if (new != old && mem_failed(fab_mem_write(at.pid, at.addr, &new, sizeof new))) {
 			responder_error(mqp, resp, FAB_NAK_ACCESS);
 			return;
 		}
@@ -318,6 +329,10 @@ void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_resp
 	if (mqp->magic != VERBS_QP_MAGIC || !same_transport(mqp, pkt) || !receiving(mqp) ||
 	    !from_peer(mqp, pkt))
 		return;
+	/* A QP whose process is gone (and not reaped yet) answers nothing. */
+	if (!fab_owner_alive(fab_owner_of(mqp)))
+		return;
+	verbs_target_gone = false;
 	/* A UD packet with another Q_Key is dropped, and the port counts it
 	 * (IBA 10.2.5; qkey_viol_cntr, as rxe counts it). */
 	if (mqp->qp.qp_type == IBV_QPT_UD && pkt->qkey != mqp->attr.qkey) {
@@ -339,4 +354,6 @@ void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_resp
 		receive_atomic(mqp, pkt, resp);
 		break;
 	}
+	if (verbs_target_gone)
+		resp->ack = FAB_NO_ANSWER;
 }

@@ -231,6 +231,11 @@ struct mock_qp {
 	uint64_t send_ops_flags;
 	struct send_batch *batch;   /* between ibv_wr_start and _complete */
 	uint32_t async_reported;    /* its asynchronous events read */
+	/* RC: a request nobody answered waits out the retries, then
+	 * completes with RETRY_EXC_ERR; what was posted after it waits
+	 * behind it (post.c). stall_gen tells a timer of an old wait. */
+	struct stalled_wr *stalled, *stalled_tail;
+	uint32_t stall_gen;
 };
 
 /* Checked conversions: abort naming the call on NULL or garbage, as the
@@ -274,6 +279,10 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp);
 enum ibv_wc_status verbs_scatter(struct mock_pd *mpd, const struct ibv_sge *sge, int num_sge,
 				 const char *data, uint64_t len);
 
+/* Set by a copy into or out of a process that has just died (ESRCH): the
+ * packet being received had nobody to answer it. */
+extern __thread bool verbs_target_gone;
+
 /* Receive queues (a QP's own, or an SRQ's). */
 int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t max_wr,
 		  uint32_t max_sge, const char *call);
@@ -290,6 +299,9 @@ void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_resp
 
 /* Post one send request (post.c), after the checks ibv_post_send makes. */
 int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr);
+/* The QP's waiting requests end: flushed (WR_FLUSH_ERR) as the QP enters
+ * ERR, or dropped (complete false) on RESET or destroy. */
+void verbs_qp_end_stall(struct mock_qp *mqp, bool complete);
 
 /* Asynchronous events (async.c): queue one on the object's context. */
 void verbs_async_qp(struct mock_qp *mqp, enum ibv_event_type type);
