@@ -1013,6 +1013,9 @@ int main(int argc, char **argv)
 	struct options o;
 	int rc = parse_options(argc, argv, &o);
 
+	/* On the mock each test starts from a fabric of its own, unless the
+	 * caller named a shared one (a two-process run, against --serve). */
+	setenv("RDMAMOCK_FABRIC", "private", 0);
 	if (rc < 0 && o.serve) {
 		if (!rc_serve) {
 			fprintf(stderr, "%s: this binary has no peer responder\n", argv[0]);

@@ -553,6 +553,10 @@ static void map_shared(void)
 	if (fresh) {
 		init_header(sh, FAB_SHARED_BASE, true);
 		fab_state_init(fab_fabric);
+	} else {
+		fab_mutex_lock(&fab_fabric->lock);
+		topology_check_locked();
+		fab_mutex_unlock(&fab_fabric->lock);
 	}
 	fab_mutex_lock(&sh->alloc_lock);
 	self = join_locked();
@@ -647,7 +651,7 @@ static void attach_once_fn(void)
 	initializing = true;
 	self_pid = getpid();
 	if (!name || !*name)
-		name = "private";
+		name = "default";
 	shared_mode = strcmp(name, "private") != 0;
 	if (shared_mode) {
 		size_t len = strlen(name);

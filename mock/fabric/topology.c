@@ -280,6 +280,32 @@ int topology_load_locked(const char *spec)
 	return 0;
 }
 
+/* A process that joins a shared fabric made with another topology: the
+ * fabric's stays, as a machine's devices do, and the process is told. */
+void topology_check_locked(void)
+{
+	const char *spec = getenv("RDMAMOCK_TOPOLOGY");
+	struct fab_device *list, *saved = fab.devices;
+	unsigned serial = fab.next_serial;
+	char want[1024], have[1024];
+	int err;
+
+	if (!spec)
+		spec = DEFAULT_TOPOLOGY;
+	err = parse_topology(spec, &list);
+	if (err)
+		mock_abort("RDMAMOCK_TOPOLOGY", "cannot use \"%s\": %s", spec, strerror(-err));
+	fab.devices = list;
+	topology_format_locked(want, sizeof want);
+	fab.devices = saved;
+	fab.next_serial = serial;
+	free_list(list);
+	topology_format_locked(have, sizeof have);
+	if (strcmp(want, have))
+		mock_log("fabric %s has the topology \"%s\"; this process's RDMAMOCK_TOPOLOGY "
+			 "(\"%s\") is not used", fab_name(), have, want);
+}
+
 void topology_init_locked(void)
 {
 	const char *spec = getenv("RDMAMOCK_TOPOLOGY");
