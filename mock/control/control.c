@@ -83,3 +83,13 @@ MOCK_EXPORT int rdmamock_qp_udp_sport(const struct ibv_qp *qp, uint16_t *port)
 		return -EINVAL;
 	return fab_qp_udp_sport(qp->qp_num, port);
 }
+
+MOCK_EXPORT const char *rdmamock_fabric(void)
+{
+	return fab_is_shared() ? fab_name() : "private";
+}
+
+MOCK_EXPORT long rdmamock_fabric_held(int pid)
+{
+	return fab_blocks_of(pid);
+}

@@ -348,6 +348,25 @@ bool fab_owner_alive(int owner)
 	return m->pid && !m->leaving && (kill(m->pid, 0) == 0 || errno == EPERM);
 }
 
+long fab_blocks_of(pid_t pid)
+{
+	long n = -ESRCH;
+
+	fab_attach();
+	fab_mutex_lock(&sh->alloc_lock);
+	for (int i = 0; i < FAB_MEMBERS_MAX && n < 0; i++) {
+		const struct fab_member *m = &sh->members[i];
+
+		if (m->pid != pid)
+			continue;
+		n = 0;
+		for (const struct fab_blk *b = m->blocks; b; b = b->next)
+			n++;
+	}
+	fab_mutex_unlock(&sh->alloc_lock);
+	return n;
+}
+
 struct fab_bell *fab_member_bell(int owner)
 {
 	return &sh->members[owner].watch;
@@ -665,6 +684,7 @@ static void attach_once_fn(void)
 		snprintf(fabric_name, sizeof fabric_name, "%s", name);
 		map_shared();
 		atexit(leave);
+		fab_watch_start();
 	} else {
 		map_private();
 	}

@@ -46,6 +46,8 @@ pid_t fab_owner_pid(int owner);
 /* Whether a member's process is still there (cheap: no /proc read; a
  * process that has just ended may look alive for a moment). */
 bool fab_owner_alive(int owner);
+/* The blocks a member holds, found by its pid; -ESRCH if none is. */
+long fab_blocks_of(pid_t pid);
 
 /* Locks in the arena: process-shared and robust. A lock whose holder died
  * is taken over (the dead process is reaped once the lock is free). */

@@ -953,11 +953,14 @@ void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_
 	ah->grh.traffic_class = id->tos;
 }
 
-/* The depths the CM settled on: the passive side keeps those of its REP;
- * the active side takes the REP's, seen from its end. */
+/* The depths the CM settled on: the active side takes the REP's, seen
+ * from its end; the passive side those of its REP once sent, and before
+ * that the REQ's, seen from its end (cm_req_handler), which is what
+ * rdma_accept's move through INIT and RTR reads: a REQ offering an
+ * initiator depth gives the passive QP remote read and atomic access. */
 static void settled_depths(const struct fab_id *id, uint8_t *responder, uint8_t *initiator)
 {
-	if (id->initiator) {
+	if (id->initiator || id->cm == CM_REQ_RCVD) {
 		*responder = id->got.initiator_depth;
 		*initiator = id->got.responder_resources;
 	} else {

@@ -192,6 +192,13 @@ static void watcher_kick(uint64_t due)
 	fab_unlock();
 }
 
+/* A member of a shared fabric watches the others from the moment it
+ * joins (called once mapped, before the first call returns). */
+void fab_watch_start(void)
+{
+	watcher_kick(0);
+}
+
 /* A forked child has no watcher: it starts one when it needs one. */
 void fab_child_after_fork(void)
 {

@@ -182,6 +182,7 @@ void fab_reap_locked(int owner);
 void fab_qp_reap_locked(int owner);
 /* After fork, in the child: process-local state starts afresh. */
 void fab_child_after_fork(void);
+void fab_watch_start(void);
 void fab_bell_child(void);
 /* A member's doorbell: its watcher's, rung when members come (arena.c). */
 struct fab_bell *fab_member_bell(int owner);

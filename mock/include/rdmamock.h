@@ -73,6 +73,15 @@ int rdmamock_device_remove(const char *name);
 struct ibv_qp;
 int rdmamock_qp_udp_sport(const struct ibv_qp *qp, uint16_t *port);
 
+/* The fabric this process is on: "private", or the name of the shared
+ * fabric (RDMAMOCK_FABRIC; "default" when it is unset). */
+const char *rdmamock_fabric(void);
+
+/* How many objects of the mock a process of the fabric holds (blocks of
+ * the fabric's memory: ids, queued events, QPs, CQs, ...), or -ESRCH when
+ * pid is not on the fabric: it never was, or it ended and was reaped. */
+long rdmamock_fabric_held(int pid);
+
 #ifdef __cplusplus
 }
 #endif
