@@ -246,6 +246,7 @@ struct fab_response {
 	enum fab_ack ack;
 	void *read_into;            /* READ: the requester's bounce buffer, len bytes */
 	uint64_t atomic_orig;       /* atomics: the value before */
+	uint8_t rnr_timer;          /* FAB_NAK_RNR: the responder's min_rnr_timer */
 };
 
 /* The receiver of a QP: called by fab_transmit without the fabric's lock,
@@ -259,6 +260,9 @@ typedef void (*fab_receiver)(void *owner, const struct fab_packet *pkt, struct f
  * answers). In-process, the caller holds the verbs lock across the call,
  * so no receiver goes away during it. */
 void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp);
+/* The receiver of every QP, in this process (the verbs layer sets it when
+ * it loads: any process may carry a packet to a QP of another). */
+void fab_set_receiver(fab_receiver receive);
 bool fab_gid_is_multicast(const union ibv_gid *gid);
 /* ibv_attach_mcast / ibv_detach_mcast: -EINVAL for an unknown QP or a
  * group the QP is not in. */

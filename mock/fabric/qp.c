@@ -25,6 +25,11 @@ static struct fab_qp **qp_slot(uint32_t qpn)
 	return pos;
 }
 
+void fab_set_receiver(fab_receiver receive)
+{
+	receiver = receive;
+}
+
 int fab_qp_create(unsigned dev_serial, enum ibv_qp_type type, void *owner, fab_receiver receive,
 		  uint32_t *qpn)
 {

@@ -286,7 +286,8 @@ static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fa
  * UC and UD send and forget. A READ's data and an atomic's old value go
  * to the request's buffers. */
 static enum ibv_wc_status answered(struct mock_qp *mqp, const struct ibv_send_wr *wr,
-				   const struct fab_response *resp, const char *buf, uint64_t len)
+				   const struct fab_response *resp, const char *buf, uint64_t len,
+				   uint8_t *rnr_timer)
 {
 	if (!reliable(mqp))
 		return IBV_WC_SUCCESS;
@@ -294,6 +295,7 @@ static enum ibv_wc_status answered(struct mock_qp *mqp, const struct ibv_send_wr
 	case FAB_ACK:
 		break;
 	case FAB_NAK_RNR:
+		*rnr_timer = resp->rnr_timer;
 		return IBV_WC_RNR_RETRY_EXC_ERR;
 	case FAB_NAK_INV_REQ:
 		return IBV_WC_REM_INV_REQ_ERR;
@@ -312,8 +314,11 @@ static enum ibv_wc_status answered(struct mock_qp *mqp, const struct ibv_send_wr
 	return IBV_WC_SUCCESS;
 }
 
-/* Carry one request out; the status of the requester's completion. */
-static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t len)
+/* Carry one request out; the status of the requester's completion
+ * (RETRY_EXC_ERR when nobody answered, RNR_RETRY_EXC_ERR for an RNR NAK,
+ * whose timer goes to *rnr_timer: both are retried first). */
+static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t len,
+				  uint8_t *rnr_timer)
 {
 	struct fab_packet pkt = {
 		.op = wire_opcode(wr->opcode),
@@ -368,7 +373,7 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 	if (status == IBV_WC_SUCCESS) {
 		resp.read_into = buf;
 		fab_transmit(&pkt, &resp);
-		status = answered(mqp, wr, &resp, buf, len);
+		status = answered(mqp, wr, &resp, buf, len, rnr_timer);
 	}
 	free(buf);
 	return status;
@@ -393,26 +398,62 @@ static void complete_send(struct mock_qp *mqp, const struct ibv_send_wr *wr,
 	verbs_cq_add(mqp->scq, &wc, mqp, true, sq_mark, false);
 }
 
-/* ---------------------------------------------------------------- retries */
+/* ---------------------------------------------------------------- retries
+ *
+ * A reliable QP's request that was not answered, or was answered with an
+ * RNR NAK, is sent again as hardware does: after the local ACK timeout
+ * (4.096 us << timeout) up to retry_cnt times, or after the responder's RNR
+ * timer up to rnr_retry times (7: without end). Meanwhile what was posted
+ * after it waits behind it; when the retries run out it completes with
+ * RETRY_EXC_ERR (or RNR_RETRY_EXC_ERR) and the QP enters ERR, flushing the
+ * rest. The retries run on a fabric timer: whichever process's watcher
+ * finds one due sends the request again, reaching the requester's memory
+ * as the responder's (memory.c). */
 
 struct stalled_wr {
 	struct stalled_wr *next;
-	uint64_t wr_id;
-	enum ibv_wr_opcode opcode;
+	struct ibv_send_wr wr; /* a copy: sg_list is sge, next NULL */
 	uint64_t sq_mark;
+	struct ibv_sge sge[];  /* then the inline data, copied at post */
 };
+
+/* The IBTA's RNR NAK timer (table 45), in microseconds: 0 is 655.36 ms. */
+static uint64_t rnr_timer_us(uint8_t t)
+{
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
+		2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920,
+		122880, 163840, 245760, 327680, 491520,
+	};
+
+	return us[t & 31];
+}
 
 static void stall_append(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark)
 {
-	struct stalled_wr *s = fab_alloc(sizeof *s);
+	bool inl = (wr->send_flags & IBV_SEND_INLINE) && carries_data_out(wr->opcode);
+	uint64_t len = inl ? wr_length(wr) : 0;
+	int nsge = inl ? 1 : wr->num_sge;
+	struct stalled_wr *s = fab_alloc(sizeof *s + (size_t)nsge * sizeof s->sge[0] + len);
+	char *data;
 
 	if (!s) {
 		mock_log("out of memory: a send of QP %u waiting for retries is lost", mqp->qp.qp_num);
 		return;
 	}
-	s->wr_id = wr->wr_id;
-	s->opcode = wr->opcode;
+	s->wr = *wr;
+	s->wr.next = NULL;
+	s->wr.sg_list = s->sge;
+	s->wr.num_sge = nsge;
 	s->sq_mark = mark;
+	if (inl) {
+		/* Inline data is taken at post: keep it, the caller may not. */
+		data = (char *)&s->sge[1];
+		gather(mqp, wr, data);
+		s->sge[0] = (struct ibv_sge){ .addr = (uintptr_t)data, .length = (uint32_t)len };
+	} else if (nsge) {
+		memcpy(s->sge, wr->sg_list, (size_t)nsge * sizeof s->sge[0]);
+	}
 	if (mqp->stalled_tail)
 		mqp->stalled_tail->next = s;
 	else
@@ -432,37 +473,80 @@ static struct stalled_wr *stall_take(struct mock_qp *mqp)
 	return s;
 }
 
-static void complete_stalled(struct mock_qp *mqp, struct stalled_wr *s, enum ibv_wc_status status)
+/* The head request was not answered (status RETRY_EXC_ERR) or got an RNR
+ * NAK: wait before trying it again, tries_left more times (-1: for ever). */
+static void wait_to_retry(struct mock_qp *mqp, enum ibv_wc_status status, uint8_t rnr_timer,
+			  bool first)
 {
-	struct ibv_send_wr wr = { .wr_id = s->wr_id, .opcode = s->opcode };
+	uint64_t ns;
 
-	complete_send(mqp, &wr, status, 0, s->sq_mark);
-	fab_free(s);
-}
-
-/* The request was not answered: it waits out the retries. */
-static void start_stall(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark)
-{
-	uint8_t timeout = mqp->attr.timeout, tries = (uint8_t)(mqp->attr.retry_cnt + 1);
-	bool forever = !timeout || (tries == 8 && mqp->personality != RDMAMOCK_MLX5);
-
-	stall_append(mqp, wr, mark);
+	if (status == IBV_WC_RNR_RETRY_EXC_ERR) {
+		if (first)
+			mqp->tries_left = mqp->attr.rnr_retry == 7 ? -1 : mqp->attr.rnr_retry;
+		ns = rnr_timer_us(rnr_timer) * 1000u;
+	} else {
+		/* rxe retries without end at retry_cnt 7 (measured on 6.1 and
+		 * 7.2); a timeout of 0 waits for ever, with no retry at all. */
+		if (first)
+			mqp->tries_left = mqp->attr.retry_cnt == 7 && mqp->personality != RDMAMOCK_MLX5 ?
+				-1 : mqp->attr.retry_cnt;
+		if (!mqp->attr.timeout)
+			return;
+		ns = 4096ull << mqp->attr.timeout;
+	}
+	mqp->stall_status = status;
 	mqp->stall_gen++;
-	if (!forever)
-		fab_timer_add_verbs(mqp, fab_owner_of(mqp), (4096ull << timeout) * tries,
-				    (int)mqp->stall_gen);
+	fab_timer_add_verbs(mqp, fab_owner_of(mqp), ns, (int)mqp->stall_gen);
 }
 
-/* The retries ran out (a fabric timer, verbs lock held). */
-static void retries_over(void *obj, int gen)
+/* Carry the request out; complete it, or stall the queue on it. True when
+ * it stalled. */
+static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark,
+			bool retry)
+{
+	uint64_t len = is_atomic(wr->opcode) ? 8 : wr_length(wr);
+	uint8_t rnr_timer = 0;
+	enum ibv_wc_status status = execute(mqp, wr, len, &rnr_timer);
+
+	if (status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RNR_RETRY_EXC_ERR) {
+		if (!retry)
+			stall_append(mqp, wr, mark);
+		wait_to_retry(mqp, status, rnr_timer, !retry || status != mqp->stall_status);
+		return true;
+	}
+	if (status != IBV_WC_SUCCESS) {
+		complete_send(mqp, wr, status, 0, mark);
+		verbs_qp_error(mqp, reliable(mqp) ? IBV_QPS_ERR : IBV_QPS_SQE);
+	} else if (mqp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
+		complete_send(mqp, wr, status, len, mark);
+	}
+	return false;
+}
+
+/* A retry is due (a fabric timer, verbs lock held): the head request goes
+ * again; answered, the requests behind it go in turn. */
+static void retry_due(void *obj, int gen)
 {
 	struct mock_qp *mqp = obj;
 	struct stalled_wr *s;
 
-	if (mqp->magic != VERBS_QP_MAGIC || mqp->stall_gen != (uint32_t)gen || !(s = stall_take(mqp)))
+	if (mqp->magic != VERBS_QP_MAGIC || mqp->stall_gen != (uint32_t)gen || !mqp->stalled ||
+	    mqp->state != IBV_QPS_RTS)
 		return;
-	complete_stalled(mqp, s, IBV_WC_RETRY_EXC_ERR);
-	verbs_qp_error(mqp, IBV_QPS_ERR);
+	if (mqp->tries_left == 0) {
+		s = stall_take(mqp);
+		complete_send(mqp, &s->wr, mqp->stall_status, 0, s->sq_mark);
+		fab_free(s);
+		verbs_qp_error(mqp, IBV_QPS_ERR);
+		return;
+	}
+	if (mqp->tries_left > 0)
+		mqp->tries_left--;
+	while (mqp->stalled && mqp->state == IBV_QPS_RTS) {
+		if (run_request(mqp, &mqp->stalled->wr, mqp->stalled->sq_mark, true))
+			return;
+		fab_free(stall_take(mqp));
+	}
 }
 
 void verbs_qp_end_stall(struct mock_qp *mqp, bool complete)
@@ -475,15 +559,15 @@ void verbs_qp_end_stall(struct mock_qp *mqp, bool complete)
 	fab_timer_cancel_verbs(mqp);
 	while ((s = stall_take(mqp))) {
 		if (complete)
-			complete_stalled(mqp, s, IBV_WC_WR_FLUSH_ERR);
-		else
-			fab_free(s);
+			complete_send(mqp, &s->wr, IBV_WC_WR_FLUSH_ERR, 0, s->sq_mark);
+		fab_free(s);
 	}
 }
 
 __attribute__((constructor)) static void register_retries(void)
 {
-	fab_set_verbs_timer(retries_over);
+	fab_set_verbs_timer(retry_due);
+	fab_set_receiver(verbs_qp_receive);
 }
 
 /* The provider's checks, then the device's work. 0 once the request is
@@ -491,7 +575,6 @@ __attribute__((constructor)) static void register_retries(void)
 int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 {
 	bool mlx5 = mqp->personality == RDMAMOCK_MLX5;
-	enum ibv_wc_status status;
 	uint64_t len, mark;
 
 	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV)
@@ -524,21 +607,10 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 		return 0;
 	}
 	/* Behind a request still being retried, it waits. */
-	if (mqp->stalled) {
+	if (mqp->stalled)
 		stall_append(mqp, wr, mark);
-		return 0;
-	}
-	if (is_atomic(wr->opcode))
-		len = 8;
-	status = execute(mqp, wr, len);
-	if (status == IBV_WC_RETRY_EXC_ERR) {
-		start_stall(mqp, wr, mark);
-	} else if (status != IBV_WC_SUCCESS) {
-		complete_send(mqp, wr, status, 0, mark);
-		verbs_qp_error(mqp, reliable(mqp) ? IBV_QPS_ERR : IBV_QPS_SQE);
-	} else if (mqp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
-		complete_send(mqp, wr, status, len, mark);
-	}
+	else
+		run_request(mqp, wr, mark, false);
 	return 0;
 }
 

@@ -255,6 +255,38 @@ static void hold(struct mock_qp *mqp, int step)
 		mqp->xrcd->users += step;
 }
 
+/* The send queue's room as the provider sizes it from what was asked, and
+ * reports back in cap: inline data fills the work request, so the granted
+ * inline size is what its WQE leaves (a program may send that much inline
+ * though it asked for none).
+ * - rxe (rxe_qp_init_req): a WQE of max(max_send_sge x 16, max_inline_data)
+ *   bytes; both are then what it holds.
+ * - mlx5 (mlx5_calc_sq_size): the type's fixed segments (RC and UC 192
+ *   bytes, which a memory-window bind needs; XRC 208; UD 64), then
+ *   max(16 per SGE, 4 + the inline data, 16-aligned), in 64-byte basic
+ *   blocks; the inline room is the WQE less the segments less 4. */
+static void granted_send_caps(enum rdmamock_personality p, enum ibv_qp_type type,
+			      struct ibv_qp_cap *cap)
+{
+	unsigned overhead, body, wqe;
+
+	if (!cap->max_send_wr)
+		return;
+	if (p != RDMAMOCK_MLX5) {
+		wqe = cap->max_send_sge * 16u > cap->max_inline_data ? cap->max_send_sge * 16u :
+								       cap->max_inline_data;
+		cap->max_send_sge = wqe / 16u;
+		cap->max_inline_data = wqe;
+		return;
+	}
+	overhead = type == IBV_QPT_UD ? 64u : type == IBV_QPT_XRC_SEND ? 208u : 192u;
+	body = cap->max_send_sge * 16u;
+	if (cap->max_inline_data && ((4u + cap->max_inline_data + 15u) & ~15u) > body)
+		body = (4u + cap->max_inline_data + 15u) & ~15u;
+	wqe = (overhead + body + 63u) & ~63u;
+	cap->max_inline_data = wqe - overhead - 4u;
+}
+
 static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *init)
 {
 	static uint32_t next_handle;
@@ -288,6 +320,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		/* A QP on an SRQ has no receive queue of its own. */
 		if (mqp->srq || init->qp_type == IBV_QPT_XRC_SEND)
 			mqp->cap.max_recv_wr = mqp->cap.max_recv_sge = 0;
+		granted_send_caps(mqp->personality, init->qp_type, &mqp->cap);
 	}
 	/* What libibverbs sets on a new QP (cmd_qp.c set_qp): the PD, CQs and
 	 * SRQ as given, even where the QP type uses none of them (an XRC

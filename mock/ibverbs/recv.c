@@ -123,6 +123,14 @@ static struct recv_wqe *take_recv(struct mock_qp *mqp, struct mock_srq *msrq)
 	return verbs_rq_take(&mqp->rq);
 }
 
+/* No receive posted: the RNR NAK tells the requester how long to wait
+ * before it tries again (the QP's min_rnr_timer). */
+static void nak_rnr(const struct mock_qp *mqp, struct fab_response *resp)
+{
+	resp->ack = FAB_NAK_RNR;
+	resp->rnr_timer = mqp->attr.min_rnr_timer;
+}
+
 static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct recv_wqe *w,
 			  enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint64_t len,
 			  const struct fab_packet *pkt)
@@ -183,7 +191,7 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 	w = take_recv(mqp, msrq);
 	if (!w) {
 		if (mqp->qp.qp_type == IBV_QPT_RC || mqp->qp.qp_type == IBV_QPT_XRC_RECV)
-			resp->ack = FAB_NAK_RNR;
+			nak_rnr(mqp, resp);
 		return;
 	}
 	if (mqp->qp.qp_type == IBV_QPT_UD) {
@@ -220,6 +228,7 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 
 __thread bool verbs_target_gone;
 
+
 /* A copy that failed (err < 0); ESRCH: its process has just died. */
 static bool mem_failed(int err)
 {
@@ -254,7 +263,7 @@ static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
 		w = take_recv(mqp, msrq);
 		if (!w) {
 			if (mqp->qp.qp_type != IBV_QPT_UC)
-				resp->ack = FAB_NAK_RNR;
+				nak_rnr(mqp, resp);
 			return;
 		}
 	}
@@ -327,8 +336,13 @@ void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_resp
 
 	resp->ack = FAB_NO_ANSWER;
 	if (mqp->magic != VERBS_QP_MAGIC || !same_transport(mqp, pkt) || !receiving(mqp) ||
-	    !from_peer(mqp, pkt))
+	    !from_peer(mqp, pkt)) {
+		if (getenv("RDMAMOCK_TRACE"))
+			mock_log("QP %u drops a packet from QP %u: magic %d transport %d receiving %d peer %d",
+				 pkt->dst_qpn, pkt->src_qpn, mqp->magic == VERBS_QP_MAGIC,
+				 same_transport(mqp, pkt), receiving(mqp), from_peer(mqp, pkt));
 		return;
+	}
 	/* A QP whose process is gone (and not reaped yet) answers nothing. */
 	if (!fab_owner_alive(fab_owner_of(mqp)))
 		return;

@@ -236,6 +236,8 @@ struct mock_qp {
 	 * behind it (post.c). stall_gen tells a timer of an old wait. */
 	struct stalled_wr *stalled, *stalled_tail;
 	uint32_t stall_gen;
+	int tries_left;                  /* retries left for the head; -1: no end */
+	enum ibv_wc_status stall_status; /* what it fails with: RETRY_EXC_ERR or RNR_... */
 };
 
 /* Checked conversions: abort naming the call on NULL or garbage, as the
