@@ -237,6 +237,11 @@ run: all
 check: all
 	@TIMEOUT=$(TIMEOUT) SANITIZE=$(SANITIZE) bash ci/check.sh $(BUILD)
 
+# Debian's RDMA programs, server and client as two processes, on the mock
+# (a fabric of this run's own). make check runs it too.
+check-programs: all
+	@bash ci/check-programs-mock.sh $(BUILD)
+
 deps:
 	@bash ci/deps.sh ci/packages.txt
 
@@ -250,7 +255,7 @@ readme:
 include coverage/coverage.mk
 include ci/rxe/rxe.mk
 
-.PHONY: examples run check deps clean readme
+.PHONY: examples run check check-programs deps clean readme
 
 # Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
 fault-points:

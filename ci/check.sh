@@ -30,6 +30,9 @@ echo "xmllint: $out/mock.xml is one well-formed document"
 step "drop-in: a program built against the system's librdmacm, on the mock"
 bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe" "$build/examples/addrinfo_probe"
 
+step "Debian's programs, server and client as two processes, on the mock"
+bash ci/check-programs-mock.sh "$build"
+
 step "addrinfo ownership under valgrind: nothing the suite resolves is leaked"
 if [ -n "${SANITIZE:-}" ]; then
 	echo "skipped: a sanitizer build has its own leak checker"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# make check-programs: ci/check-programs.sh on the mock's drop-in libraries,
+# on a fabric of this run's own, with a sanitizer build's runtime preloaded
+# into Debian's programs (their own leaks are not the mock's).
+#   ci/check-programs-mock.sh BUILD_DIR
+set -euo pipefail
+build=$1
+lib=$build/mock/lib
+export LD_LIBRARY_PATH=$lib RDMAMOCK_FABRIC=check-programs-$$ START_DELAY=${START_DELAY:-0.5}
+asan=$(ldd "$lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
+[ -z "$asan" ] || export LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0
+sh ci/check-programs.sh -o "$build/check/programs"

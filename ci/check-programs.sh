@@ -1,0 +1,176 @@
+#!/bin/sh
+# make check-programs: the RDMA programs Debian ships, unmodified, each as a
+# server and a client in two processes, on the mock (or, in the soft-RoCE
+# guests, on rdma_rxe). A program passes when both sides exit 0 and the
+# output shows the work was done (pings verified, bytes counted); a server
+# that runs until it is stopped (cmtime) passes when its client does. Every
+# run is bounded; a failure says why and shows the last lines each side
+# wrote.
+#   ci/check-programs.sh [-r] [-o OUT_DIR]
+#     -r   report only: a failure does not fail the run (the real backend,
+#          where a program that fails is not a failure of the mock)
+# Environment:
+#   ADDR         the address to serve on and connect to (127.0.0.1)
+#   DEV          the device for the verbs programs (mlx5_0)
+#   START_DELAY  seconds a server is given to start listening (1)
+#   PROGRAMS     the names to run, space separated (all)
+# On the mock, LD_LIBRARY_PATH names build/mock/lib and RDMAMOCK_FABRIC a
+# fabric of this run's own. POSIX sh: it runs under busybox in the guests.
+set -u
+
+report_only=0
+out=${TMPDIR:-/tmp}/check-programs.$$
+while getopts "ro:" opt; do
+	case $opt in
+	r) report_only=1 ;;
+	o) out=$OPTARG ;;
+	*) echo "usage: $0 [-r] [-o OUT_DIR]" >&2; exit 2 ;;
+	esac
+done
+mkdir -p "$out"
+ADDR=${ADDR:-127.0.0.1}
+DEV=${DEV:-mlx5_0}
+START_DELAY=${START_DELAY:-1}
+results=$out/programs.tsv
+: >"$results"
+passed=0 failed=0
+
+# The GID index of ADDR's RoCE v2 entry, as ibv_devinfo -v lists it.
+GIDX=$(ibv_devinfo -v -d "$DEV" 2>/dev/null |
+	sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$ADDR, RoCE v2.*/\1/p" | head -n 1)
+if [ -z "$GIDX" ]; then
+	echo "check-programs: $DEV has no RoCE v2 GID for $ADDR (ibv_devinfo -v -d $DEV)" >&2
+	exit 2
+fi
+
+wanted() {
+	[ -z "${PROGRAMS:-}" ] && return 0
+	case " $PROGRAMS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# last LINES FILE: the file's last lines, indented, for a failure report.
+last() {
+	tail -n "$1" "$2" 2>/dev/null | sed 's/^/        /'
+}
+
+verdict() { # NAME pass|FAIL REASON
+	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"
+	if [ "$2" = pass ]; then
+		passed=$((passed + 1))
+		echo "pass    $1"
+	else
+		failed=$((failed + 1))
+		echo "FAIL    $1: $3"
+	fi
+}
+
+# pair NAME SERVER_EVIDENCE CLIENT_EVIDENCE SERVER_CMD -- CLIENT_CMD
+# Evidence is an extended regex the side's output must match ("" for none;
+# "forever" as SERVER_EVIDENCE: the server runs until stopped).
+pair() {
+	name=$1 sev=$2 cev=$3
+	shift 3
+	wanted "$name" || return 0
+	scmd="" ccmd=""
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
+	shift
+	ccmd="$*"
+	slog=$out/$name.server cl=$out/$name.client
+	# shellcheck disable=SC2086
+	timeout 60 $scmd >"$slog" 2>&1 &
+	spid=$!
+	sleep "$START_DELAY"
+	# shellcheck disable=SC2086
+	timeout 30 $ccmd >"$cl" 2>&1
+	crc=$?
+	if [ "$sev" = forever ]; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		src=0
+	else
+		wait "$spid"
+		src=$?
+	fi
+	why=""
+	[ "$crc" = 124 ] && why="the client did not end within 30 s"
+	[ -z "$why" ] && [ "$src" = 124 ] && why="the server did not end within 60 s"
+	[ -z "$why" ] && [ "$crc" != 0 ] && why="the client exited $crc"
+	[ -z "$why" ] && [ "$src" != 0 ] && why="the server exited $src"
+	if [ -z "$why" ] && [ -n "$cev" ] && ! grep -Eq "$cev" "$cl"; then
+		why="the client's output lacks /$cev/"
+	fi
+	if [ -z "$why" ] && [ -n "$sev" ] && [ "$sev" != forever ] && ! grep -Eq "$sev" "$slog"; then
+		why="the server's output lacks /$sev/"
+	fi
+	if [ -z "$why" ]; then
+		verdict "$name" pass ""
+	else
+		verdict "$name" FAIL "$why"
+		echo "      server:$scmd"
+		last 4 "$slog"
+		echo "      client: $ccmd"
+		last 4 "$cl"
+	fi
+}
+
+# single NAME EVIDENCE CMD...: a program that needs no peer.
+single() {
+	name=$1 ev=$2
+	shift 2
+	wanted "$name" || return 0
+	log=$out/$name.out
+	timeout 30 "$@" >"$log" 2>&1
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		verdict "$name" FAIL "exited $rc"
+		last 4 "$log"
+	elif ! grep -Eq "$ev" "$log"; then
+		verdict "$name" FAIL "its output lacks /$ev/"
+		last 4 "$log"
+	else
+		verdict "$name" pass ""
+	fi
+}
+
+done_re='data transfers complete'
+
+# ---------------------------------------------------------------- rdmacm-utils
+pair rping "server ping data: rdma-ping-9" "ping data: rdma-ping-9" \
+	rping -s -a "$ADDR" -C 10 -v -- rping -c -a "$ADDR" -C 10 -v
+pair ucmatose "$done_re" "$done_re" ucmatose -- ucmatose -s "$ADDR"
+pair cmtime forever '^connect +:' cmtime -c 20 -- cmtime -s "$ADDR" -c 20
+pair udaddy "$done_re" "$done_re" udaddy -- udaddy -s "$ADDR"
+pair mckey "$done_re" "$done_re" mckey -m 239.1.2.3 -b "$ADDR" -- mckey -m 239.1.2.3 -s -b "$ADDR"
+pair rdma_server "rdma_server: end 0" "rdma_client: end 0" rdma_server -- rdma_client -s "$ADDR"
+pair rdma_xserver "rdma_xserver: end 0" "rdma_xclient: end 0" rdma_xserver -- rdma_xclient -s "$ADDR"
+pair rdma_xserver-xrc "rdma_xserver: end 0" "rdma_xclient: end 0" \
+	rdma_xserver -c x -- rdma_xclient -s "$ADDR" -c x
+
+# ---------------------------------------------------------------- ibverbs-utils
+single ibv_devinfo "hca_id:[[:space:]]+$DEV" ibv_devinfo -v -d "$DEV"
+for t in rc uc srq; do
+	pair "ibv_${t}_pingpong" "iters in" "iters in" \
+		"ibv_${t}_pingpong" -d "$DEV" -g "$GIDX" -- "ibv_${t}_pingpong" -d "$DEV" -g "$GIDX" "$ADDR"
+done
+# A UD message is one packet: the port's MTU (1024 on the mock and rxe)
+# bounds it, where the program's default is 2048.
+pair ibv_ud_pingpong "iters in" "iters in" \
+	ibv_ud_pingpong -d "$DEV" -g "$GIDX" -s 1024 -- ibv_ud_pingpong -d "$DEV" -g "$GIDX" -s 1024 "$ADDR"
+pair ibv_xsrq_pingpong "success" "success" \
+	ibv_xsrq_pingpong -d "$DEV" -g "$GIDX" -- ibv_xsrq_pingpong -d "$DEV" -g "$GIDX" "$ADDR"
+
+# ---------------------------------------------------------------- perftest
+# A result row: the message size, then figures.
+row='^ *[0-9]+ +[0-9]+ +[0-9.]+'
+for t in send write read atomic; do
+	for k in bw lat; do
+		pair "ib_${t}_$k" "" "$row" "ib_${t}_$k" -d "$DEV" -x "$GIDX" -- \
+			"ib_${t}_$k" -d "$DEV" -x "$GIDX" "$ADDR"
+		pair "ib_${t}_$k-R" "" "$row" "ib_${t}_$k" -d "$DEV" -R -- \
+			"ib_${t}_$k" -d "$DEV" -R "$ADDR"
+	done
+done
+
+echo "check-programs: $passed passed, $failed failed (results: $results)"
+[ "$failed" = 0 ] || [ "$report_only" = 1 ]
