@@ -90,6 +90,36 @@ for stack in "$@"; do
 	done
 done
 
+# ---- Debian's programs, side by side: the mock (fresh) and each guest
+echo
+say "== Debian's programs, server and client as two processes"
+cols=("mock=$out/programs-mock/programs.tsv")
+if ! START_DELAY=0.5 bash "$here/../check-programs-mock.sh" "$build" >"$out/programs-mock.log" 2>&1; then
+	verdict+=("programs: a program failed on the mock ($(tail -n 1 "$out/programs-mock.log"); see $out/programs-mock.log)")
+fi
+mkdir -p "$out/programs-mock"
+cp "$build/check/programs/programs.tsv" "$out/programs-mock/programs.tsv" 2>/dev/null
+for stack in "$@"; do
+	cols+=("${column[$stack]}=$out/$stack/single/programs/programs.tsv")
+done
+# One row a program, a column a run: pass, or FAIL and the reason.
+{
+	printf '| program |'
+	for c in "${cols[@]}"; do printf ' %s |' "${c%%=*}"; done
+	printf '\n|---|'
+	for c in "${cols[@]}"; do printf -- '---|'; done
+	printf '\n'
+	cut -f1 "$out/programs-mock/programs.tsv" 2>/dev/null | while read -r prog; do
+		printf '| `%s` |' "$prog"
+		for c in "${cols[@]}"; do
+			cell=$(awk -F '\t' -v p="$prog" '$1 == p { print ($2 == "pass" ? "pass" : "FAIL: " $3) }' "${c#*=}" 2>/dev/null)
+			printf ' %s |' "${cell:-—}"
+		done
+		printf '\n'
+	done
+} >"$out/programs.md"
+cat "$out/programs.md"
+
 echo
 say "== timings (s)"
 awk -F '\t' '{ printf "  %-10s %-12s %8s\n", $1, $2, $3 }' "$RXE_TIMINGS"

@@ -97,6 +97,17 @@ add_obj() {   # scan an object's NEEDED and queue what is new
 }
 
 for b in "${bins[@]}"; do cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; done
+# Debian's RDMA programs and the script that runs them as on the mock
+# (make check-programs): the host's binaries, the stack's libraries.
+cp "$here/../check-programs.sh" "$t/opt/rdmacheck/"
+for p in rping ucmatose cmtime udaddy mckey rdma_server rdma_client rdma_xserver rdma_xclient \
+	ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
+	ibv_xsrq_pingpong ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat \
+	ib_atomic_bw ib_atomic_lat; do
+	b=$(command -v "$p") || die "no $p on the host (make deps installs rdmacm-utils, ibverbs-utils, perftest)"
+	cp "$b" "$t/opt/rdmacheck/"
+	add_obj "$b"
+done
 # Debugging: more programs (RXE_EXTRA_BINS) and a script run instead of the
 # usual runs (RXE_DEBUG_SCRIPT; its output comes back as debug.log).
 for b in ${RXE_EXTRA_BINS:-}; do cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; done

@@ -18,10 +18,14 @@ dir=$RXE_CACHE/sid
 apt_dir=$dir/apt
 refresh_hours=${RXE_REFRESH_HOURS:-24}
 # The packages named here; their library dependencies are added below.
-NAMED="librdmacm1t64 libibverbs1 ibverbs-providers libc6 libgcc-s1 libnl-3-200
+NAMED="librdmacm1t64 libibverbs1 ibverbs-providers libc6 libgcc-s1 libnl-3-200 libibumad3 libpci3
        libnl-route-3-200 libcmocka0 libfiu0 iproute2"
 
-if [ -r "$dir/stack.env" ] && fresh_enough "$apt_dir/updated" "$refresh_hours"; then
+# The cache is good while its index is young and it was made for the same
+# named packages (a package added here must be fetched).
+named_now=$(echo $NAMED)
+if [ -r "$dir/stack.env" ] && fresh_enough "$apt_dir/updated" "$refresh_hours" &&
+	[ "$(cat "$dir/named" 2>/dev/null)" = "$named_now" ]; then
 	say "cached in $dir (index younger than ${refresh_hours} h; no network)"
 	exit 0
 fi
@@ -124,6 +128,7 @@ rdmabin=$(ls "$r"/usr/bin/rdma "$r"/usr/sbin/rdma "$r"/bin/rdma "$r"/sbin/rdma 2
 rm -rf "$dir/root"
 mv "$dir/root.new" "$dir/root"
 echo "$manifest" >"$dir/manifest"
+echo "$named_now" >"$dir/named"
 
 pkgs=$(echo "$manifest" | paste -sd " ")
 cat >"$dir/stack.env.new" <<ENV
