@@ -348,6 +348,12 @@ bool fab_owner_alive(int owner)
 	return m->pid && !m->leaving && (kill(m->pid, 0) == 0 || errno == EPERM);
 }
 
+bool fab_owner_gone(int owner)
+{
+	return !fab_owner_alive(owner) ||
+	       (owner >= 0 && owner < FAB_MEMBERS_MAX && !member_alive(&sh->members[owner]));
+}
+
 long fab_blocks_of(pid_t pid)
 {
 	long n = -ESRCH;

@@ -46,6 +46,11 @@ pid_t fab_owner_pid(int owner);
 /* Whether a member's process is still there (cheap: no /proc read; a
  * process that has just ended may look alive for a moment). */
 bool fab_owner_alive(int owner);
+/* Whether a member's process has ended, a zombie included (reads /proc:
+ * for the rare paths). The kernel has released an ended process's ids by
+ * the time its parent can see it end; until a watcher reaps it, what the
+ * process held is to be passed over as gone. */
+bool fab_owner_gone(int owner);
 /* The blocks a member holds, found by its pid; -ESRCH if none is. */
 long fab_blocks_of(pid_t pid);
 

@@ -399,7 +399,8 @@ static struct fab_id *find_listener(const struct fab_id *active, struct fab_devi
 
 	*reason = REJ_INVALID_SERVICE_ID;
 	for (struct fab_id *l = b ? b->owners : NULL; l; l = l->next_owner) {
-		if (l->state != ST_LISTEN || (l->dev && l->dev != dev))
+		if (l->state != ST_LISTEN || (l->dev && l->dev != dev) ||
+		    fab_owner_gone(fab_owner_of(l)))
 			continue;
 		listening_here = true;
 		if (listener_takes(l, dst))

@@ -109,6 +109,8 @@ int port_check(struct fab_bind *b, struct fab_id *id, bool reuseaddr)
 
 		if (cur == id || (reuseaddr && cur->reuseaddr))
 			continue;
+		if (fab_owner_gone(fab_owner_of(cur)))
+			continue;
 		if (id->afonly && cur->afonly && addr->sa_family != cur_addr->sa_family)
 			continue;
 		if (fab_addr_is_any(addr) || fab_addr_is_any(cur_addr))
