@@ -219,19 +219,20 @@ all: examples $(RC_SELFTEST)
 # ---------------------------------------------------------------- run, check
 RESULTS := $(BUILD)/results
 
-# The main job: the suite on the mock and on the system's rdma-core, then
-# the clause matrix of both.
+# The main job: the suite on the mock, on the mock against a peer process
+# (mock-2proc), and on the system's rdma-core, then the clause matrix.
 run: all
 	@mkdir -p $(RESULTS)
 	@rc=0; \
 	$(RC_MOCK) --timeout $(TIMEOUT) --profile fixtures/devices/mock --tap $(RESULTS)/mock.tap --junit $(RESULTS)/mock.xml \
 	  --results $(RESULTS)/mock.tsv || rc=1; \
+	TIMEOUT=$(TIMEOUT) bash ci/check-2proc.sh $(BUILD) $(RESULTS) || rc=1; \
 	$(RC_REAL) --timeout $(TIMEOUT) --tap $(RESULTS)/real.tap --junit $(RESULTS)/real.xml \
 	  --results $(RESULTS)/real.tsv || rc=1; \
 	$(RC_MOCK) --matrix $(RESULTS)/matrix.md --column mock=$(RESULTS)/mock.tsv \
-	  --column real=$(RESULTS)/real.tsv || rc=1; \
+	  --column mock-2proc=$(RESULTS)/mock-2proc.tsv --column real=$(RESULTS)/real.tsv || rc=1; \
 	echo; cat $(RESULTS)/matrix.md; \
-	echo; echo "results: $(RESULTS)/{mock,real}.{tap,xml,tsv}, matrix: $(RESULTS)/matrix.md"; \
+	echo; echo "results: $(RESULTS)/{mock,mock-2proc,real}.{tap,xml,tsv}, matrix: $(RESULTS)/matrix.md"; \
 	exit $$rc
 
 check: all

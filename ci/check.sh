@@ -27,6 +27,11 @@ tail -n 1 "$out/prove.log"
 xmllint --noout "$out/mock.xml"
 echo "xmllint: $out/mock.xml is one well-formed document"
 
+step "the suite's two-host mode on the mock: rdmacheck-mock --serve in another process"
+bash ci/check-2proc.sh "$build" "$out"
+prove --exec cat "$out/mock-2proc.tap" >/dev/null
+xmllint --noout "$out/mock-2proc.xml"
+
 step "drop-in: a program built against the system's librdmacm, on the mock"
 bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe" "$build/examples/addrinfo_probe"
 

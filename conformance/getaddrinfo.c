@@ -206,7 +206,7 @@ void rdma_getaddrinfo__sa_without_ib_port(void **state)
 
 void rdma_getaddrinfo__no_device(void **state)
 {
-	int (*load)(const char *) = (int (*)(const char *))fx_mock_call("rdmamock_topology_load");
+	int (*load)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_topology_load");
 	struct rdma_addrinfo *res = NULL;
 
 	if (load(""))

@@ -138,7 +138,7 @@ void mlx5dv_modify_qp_udp_sport__observed(void **state)
 void mlx5dv_modify_qp_udp_sport__without_capability(void **state)
 {
 	int (*set_cap)(const char *, int, int) =
-		(int (*)(const char *, int, int))fx_mock_call("rdmamock_device_set_cap");
+		(int (*)(const char *, int, int))fx_topology_call("rdmamock_device_set_cap");
 	struct fx_qp q;
 	bool kept;
 

@@ -41,8 +41,13 @@ if ! "$conf/rdmacheck-mock" --timeout "${TIMEOUT:-30}" "${mock_profile[@]}" \
 	verdict+=("mock: the suite failed on the mock ($(tail -n 1 "$out/mock.log"); see $out/mock.log)")
 fi
 say "mock: $(tail -n 1 "$out/mock.log")"
+if ! bash ci/check-2proc.sh "$build" "$out/2proc" >"$out/2proc.log" 2>&1; then
+	verdict+=("mock-2proc: the suite against a peer process failed (see $out/2proc.log)")
+fi
+say "mock-2proc: $(grep -E '^[0-9]+ passed' "$out/2proc.log" || tail -n 1 "$out/2proc.log")"
 
 cols=(--column "mock=$out/mock.tsv")
+[ -s "$out/2proc/mock-2proc.tsv" ] && cols+=(--column "mock-2proc=$out/2proc/mock-2proc.tsv")
 for stack in "$@"; do
 	[ -s "$out/$stack/single/rdmacheck.tsv" ] &&
 		cols+=(--column "${column[$stack]}=$out/$stack/single/rdmacheck.tsv")
