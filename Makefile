@@ -216,6 +216,17 @@ $(BUILD)/examples/%: examples/%.c $(STAMP)
 examples: $(EXAMPLES)
 all: examples $(RC_SELFTEST)
 
+# ---------------------------------------------------------------- bench
+# Figures, not pass or fail: the mock's costs between two processes beside
+# two threads (bench/fabric.c), on a fabric of the run's own.
+$(BUILD)/bench/fabric: bench/fabric.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lrdmacm -libverbs -lpthread
+
+bench: mock $(BUILD)/bench/fabric
+	@LD_LIBRARY_PATH=$(BUILD)/mock/lib RDMAMOCK_FABRIC=bench-$$$$ $(BUILD)/bench/fabric $(BENCH_ARGS)
+
 # ---------------------------------------------------------------- run, check
 RESULTS := $(BUILD)/results
 
@@ -256,7 +267,7 @@ readme:
 include coverage/coverage.mk
 include ci/rxe/rxe.mk
 
-.PHONY: examples run check check-programs deps clean readme
+.PHONY: examples run check check-programs deps clean readme bench
 
 # Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
 fault-points:
