@@ -4,6 +4,7 @@
  * one user (with Yama's ptrace_scope 1 only towards a process that said
  * so: each process of a shared fabric does, prctl(PR_SET_PTRACER_ANY)). */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -38,7 +39,14 @@ int fab_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len)
 	if (!len)
 		return 0;
 	if (pid == getpid()) {
-		memmove((void *)(uintptr_t)addr, src, len);
+		/* An HCA places a write in address order: a reader polling the
+		 * last byte (ib_write_lat, riostream) finds the rest in place,
+		 * where memmove may store the first bytes last. (The kernel's
+		 * copy into another process goes forward.) */
+		uint8_t *dst = (uint8_t *)(uintptr_t)addr, last = ((const uint8_t *)src)[len - 1];
+
+		memmove(dst, src, len - 1);
+		__atomic_store_n(dst + len - 1, last, __ATOMIC_RELEASE);
 		return 0;
 	}
 	while (done < len) {
