@@ -1,0 +1,138 @@
+/* API covered: rpoll, rselect, repoll_create, repoll_ctl, repoll_wait: the
+ * events of rsockets, and of rsockets and other fds together (man
+ * rsocket(7): "rpoll and rselect support polling both rsockets and normal
+ * fd's"), with poll(2)'s and select(2)'s rules. */
+#include <errno.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+#include "rsock.h"
+
+void rpoll__listener_readable(void **state)
+{
+	int listener = fx_rs_listen(AF_INET, fx_port()), client;
+	struct sockaddr_storage addr;
+
+	assert_int_equal(fx_rs_poll(listener, POLLIN, 0), 0);
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	client = fx_rsocket(AF_INET, SOCK_STREAM);
+	FX_RS_OK(rconnect(client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(fx_rs_poll(listener, POLLIN, 5000), POLLIN);
+	rclose(client);
+	rclose(listener);
+}
+
+void rpoll__readable_when_data(void **state)
+{
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 0), 0);
+	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
+	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 5000), POLLIN);
+	fx_rs_close(&pair);
+}
+
+void rpoll__writable_when_connected(void **state)
+{
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_true(fx_rs_poll(pair.client, POLLOUT, 5000) & POLLOUT);
+	assert_true(fx_rs_poll(pair.server, POLLOUT, 5000) & POLLOUT);
+	fx_rs_close(&pair);
+}
+
+void rpoll__hangup_after_peer_closes(void **state)
+{
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rclose(pair.client), 0);
+	pair.client = -1;
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	fx_rs_close(&pair);
+}
+
+/* An rsocket and a pipe in one call; each reported by its own events. */
+void rpoll__rsockets_and_fds(void **state)
+{
+	struct fx_rs_pair pair;
+	struct pollfd fds[2];
+	int p[2];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(pipe(p), 0);
+	fds[0] = (struct pollfd){ .fd = pair.server, .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	assert_int_equal(rpoll(fds, 2, 0), 0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(rpoll(fds, 2, 5000), 1);
+	assert_int_equal(fds[0].revents, 0);
+	assert_int_equal(fds[1].revents, POLLIN);
+	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
+	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 5000), POLLIN);
+	assert_int_equal(rpoll(fds, 2, 0), 2);
+	assert_int_equal(fds[0].revents, POLLIN);
+	assert_int_equal(fds[1].revents, POLLIN);
+	close(p[0]);
+	close(p[1]);
+	fx_rs_close(&pair);
+}
+
+/* poll(2): 0 when the timeout expires with nothing ready. */
+void rpoll__timeout(void **state)
+{
+	struct fx_rs_pair pair;
+	struct pollfd pfd;
+
+	fx_rs_connect(AF_INET, &pair);
+	pfd = (struct pollfd){ .fd = pair.server, .events = POLLIN };
+	assert_int_equal(rpoll(&pfd, 1, 0), 0);
+	assert_int_equal(rpoll(&pfd, 1, 100), 0);
+	assert_int_equal(pfd.revents, 0);
+	fx_rs_close(&pair);
+}
+
+void rselect__readable(void **state)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct fx_rs_pair pair;
+	fd_set rd, wr;
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
+	FD_ZERO(&rd);
+	FD_ZERO(&wr);
+	FD_SET(pair.server, &rd);
+	assert_int_equal(rselect(pair.server + 1, &rd, &wr, NULL, &tv), 1);
+	assert_true(FD_ISSET(pair.server, &rd));
+	fx_rs_close(&pair);
+}
+
+/* repoll_* (rdma-core v65): epoll's calls over rsockets; errors come
+ * back as errno values, not -1. */
+void repoll_wait__events(void **state)
+{
+	struct fx_repoll_api ep = fx_repoll_api();
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 42 }, out[4];
+	struct fx_rs_pair pair;
+	int epfd;
+
+	fx_rs_connect(AF_INET, &pair);
+	epfd = ep.create(0);
+	assert_true(epfd >= 0);
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_ADD, pair.server, &ev), 0);
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_ADD, pair.server, &ev), EEXIST);
+	assert_int_equal(ep.wait(epfd, out, 4, 0), 0);
+	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
+	assert_int_equal(ep.wait(epfd, out, 4, 5000), 1);
+	assert_true(out[0].events & EPOLLIN);
+	assert_int_equal(out[0].data.u64, 42);
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, pair.server, NULL), 0);
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, pair.server, NULL), ENOENT);
+	assert_int_equal(rclose(epfd), 0);
+	fx_rs_close(&pair);
+}

@@ -1,0 +1,465 @@
+/* API covered: rsocket, rbind, rlisten, raccept, rconnect, rsend, rrecv,
+ * rshutdown, rclose, rgetsockname, rgetpeername (SOCK_STREAM), as man
+ * rsocket(7) says they mirror the socket calls, and as upstream's
+ * librdmacm/rsocket.c has them where the two part. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+#include "rsock.h"
+
+/* ---------------------------------------------------------------- rsocket */
+
+void rsocket__descriptor_is_an_fd(void **state)
+{
+	int types[] = { SOCK_STREAM, SOCK_DGRAM }, p[2];
+
+	for (int i = 0; i < 2; i++) {
+		int fd = fx_rsocket(AF_INET, types[i]);
+
+		if (fcntl(fd, F_GETFD) < 0)
+			fail_msg("rsocket gave %d, which is not an open fd: %s", fd, strerror(errno));
+		assert_int_equal(pipe(p), 0);
+		assert_true(p[0] != fd && p[1] != fd);
+		close(p[0]);
+		close(p[1]);
+		assert_int_equal(rclose(fd), 0);
+	}
+}
+
+static void expect_enotsup(int domain, int type, int protocol)
+{
+	errno = 0;
+	assert_int_equal(rsocket(domain, type, protocol), -1);
+	assert_int_equal(errno, ENOTSUP);
+}
+
+void rsocket__unsupported_kind(void **state)
+{
+	fx_require_backend();
+	expect_enotsup(AF_INET, SOCK_RAW, 0);
+	expect_enotsup(AF_UNIX, SOCK_STREAM, 0);
+	expect_enotsup(AF_INET, SOCK_STREAM, IPPROTO_UDP);
+	expect_enotsup(AF_INET, SOCK_DGRAM, IPPROTO_TCP);
+}
+
+/* A descriptor rsockets does not know: every call says EBADF. (An rsocket
+ * exists meanwhile: upstream's data calls look the fd up in a table that
+ * has its first block only once an rsocket was made.) */
+void rsocket_calls__not_an_rsocket(void **state)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), p[2], val = 1;
+	char c = 0;
+
+	fx_rs_addr(AF_INET, 0, &addr);
+	assert_int_equal(pipe(p), 0);
+#define EXPECT_EBADF(call)                                                     \
+	do {                                                                   \
+		errno = 0;                                                     \
+		if ((call) != -1 || errno != EBADF)                            \
+			fail_msg("%s on a pipe: errno %d (%s), not EBADF", #call, \
+				 errno, strerror(errno));                      \
+	} while (0)
+	EXPECT_EBADF(rbind(p[0], (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	EXPECT_EBADF(rlisten(p[0], 1));
+	EXPECT_EBADF(raccept(p[0], NULL, NULL));
+	EXPECT_EBADF(rconnect(p[0], (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	EXPECT_EBADF(rshutdown(p[0], SHUT_RDWR));
+	EXPECT_EBADF(rgetsockname(p[0], (struct sockaddr *)&addr, &len));
+	EXPECT_EBADF(rgetpeername(p[0], (struct sockaddr *)&addr, &len));
+	EXPECT_EBADF(rsetsockopt(p[0], SOL_SOCKET, SO_KEEPALIVE, &val, sizeof val));
+	EXPECT_EBADF(rgetsockopt(p[0], SOL_SOCKET, SO_KEEPALIVE, &val, &len));
+	EXPECT_EBADF(rfcntl(p[0], F_GETFL));
+	EXPECT_EBADF(rsend(p[1], &c, 1, 0));
+	EXPECT_EBADF(rrecv(p[0], &c, 1, 0));
+#undef EXPECT_EBADF
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(rclose(fd), 0);
+}
+
+/* ---------------------------------------------------------------- rclose */
+
+void rclose__not_an_rsocket(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), p[2];
+
+	assert_int_equal(pipe(p), 0);
+	errno = 0;
+	assert_int_equal(rclose(p[0]), EBADF);
+	assert_int_equal(errno, 0);
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(rclose(fd), 0);
+}
+
+void rclose__releases_descriptor(void **state)
+{
+	struct sockaddr_storage addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	fx_rs_addr(AF_INET, 0, &addr);
+	assert_int_equal(rclose(fd), 0);
+	errno = 0;
+	assert_int_equal(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	assert_int_equal(errno, EBADF);
+}
+
+/* ---------------------------------------------------------------- connect, accept */
+
+void raccept__not_listening(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	errno = 0;
+	assert_int_equal(raccept(fd, NULL, NULL), -1);
+	assert_int_equal(errno, EBADF);
+	rclose(fd);
+}
+
+void rconnect__refused(void **state)
+{
+	struct sockaddr_storage addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	fx_rs_addr(AF_INET, fx_free_port(), &addr);
+	errno = 0;
+	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	rclose(fd);
+}
+
+void rgetsockopt__so_error_read_once(void **state)
+{
+	struct sockaddr_storage addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), err = -1;
+	socklen_t len = sizeof err;
+
+	fx_rs_addr(AF_INET, fx_free_port(), &addr);
+	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	assert_int_equal(err, ECONNREFUSED);
+	assert_int_equal(len, sizeof err);
+	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	assert_int_equal(err, 0);
+	rclose(fd);
+}
+
+/* connect(2): with O_NONBLOCK, EINPROGRESS, then writable, SO_ERROR 0. */
+void rconnect__nonblocking_in_progress(void **state)
+{
+	struct fx_rs_pair pair = { .listener = fx_rs_listen(AF_INET, fx_port()) };
+	struct sockaddr_storage addr;
+	int err = -1, ret;
+	socklen_t len = sizeof err;
+
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
+	FX_RS_OK(rfcntl(pair.client, F_SETFL, O_NONBLOCK));
+	errno = 0;
+	ret = rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr));
+	if (ret && errno != EINPROGRESS)
+		fail_msg("rconnect (O_NONBLOCK): %s, not EINPROGRESS", strerror(errno));
+	if (ret)
+		assert_true(fx_rs_poll(pair.client, POLLOUT, 5000) & POLLOUT);
+	FX_RS_OK(rgetsockopt(pair.client, SOL_SOCKET, SO_ERROR, &err, &len));
+	assert_int_equal(err, 0);
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	pair.server = raccept(pair.listener, NULL, NULL);
+	assert_true(pair.server >= 0);
+	fx_rs_close(&pair);
+}
+
+void rconnect__nonblocking_refused(void **state)
+{
+	struct sockaddr_storage addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), err = -1, ret;
+	socklen_t len = sizeof err;
+
+	fx_rs_addr(AF_INET, fx_free_port(), &addr);
+	FX_RS_OK(rfcntl(fd, F_SETFL, O_NONBLOCK));
+	errno = 0;
+	ret = rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr));
+	assert_int_equal(ret, -1);
+	if (errno == EINPROGRESS) {
+		assert_true(fx_rs_poll(fd, POLLOUT, 5000) & POLLERR);
+		FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	} else {
+		err = errno;
+	}
+	assert_int_equal(err, ECONNREFUSED);
+	rclose(fd);
+}
+
+/* The listener's side completes the connection before raccept. */
+void rconnect__completes_before_raccept(void **state)
+{
+	struct fx_rs_pair pair = { .listener = fx_rs_listen(AF_INET, fx_port()), .server = -1 };
+	struct sockaddr_storage addr;
+
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
+	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	pair.server = raccept(pair.listener, NULL, NULL);
+	assert_true(pair.server >= 0);
+	fx_rs_close(&pair);
+}
+
+void raccept__nonblocking_empty(void **state)
+{
+	int fd = fx_rs_listen(AF_INET, fx_port());
+
+	FX_RS_OK(rfcntl(fd, F_SETFL, O_NONBLOCK));
+	errno = 0;
+	assert_int_equal(raccept(fd, NULL, NULL), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	rclose(fd);
+}
+
+static void assert_same_addr(const struct sockaddr *a, const struct sockaddr *b)
+{
+	char x[INET6_ADDRSTRLEN], y[INET6_ADDRSTRLEN];
+	const void *ax, *bx;
+
+	assert_int_equal(a->sa_family, b->sa_family);
+	ax = a->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)a)->sin_addr
+				     : (const void *)&((const struct sockaddr_in6 *)a)->sin6_addr;
+	bx = b->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)b)->sin_addr
+				     : (const void *)&((const struct sockaddr_in6 *)b)->sin6_addr;
+	inet_ntop(a->sa_family, ax, x, sizeof x);
+	inet_ntop(b->sa_family, bx, y, sizeof y);
+	if (strcmp(x, y) || fx_sockaddr_port(a) != fx_sockaddr_port(b))
+		fail_msg("%s port %u is not %s port %u", x, ntohs(fx_sockaddr_port(a)), y,
+			 ntohs(fx_sockaddr_port(b)));
+}
+
+void raccept__peer_address(void **state)
+{
+	struct fx_rs_pair pair = { .listener = fx_rs_listen(AF_INET, fx_port()) };
+	struct sockaddr_storage addr, peer, client;
+	socklen_t peer_len = sizeof peer, client_len = sizeof client;
+
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
+	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	pair.server = raccept(pair.listener, (struct sockaddr *)&peer, &peer_len);
+	assert_true(pair.server >= 0);
+	assert_int_equal(peer_len, sizeof(struct sockaddr_in));
+	FX_RS_OK(rgetsockname(pair.client, (struct sockaddr *)&client, &client_len));
+	assert_same_addr((struct sockaddr *)&peer, (struct sockaddr *)&client);
+	fx_rs_close(&pair);
+}
+
+static void names(int family)
+{
+	struct sockaddr_storage target, a, b;
+	socklen_t alen = sizeof a, blen = sizeof b;
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(family, &pair);
+	fx_rs_addr(family, fx_port(), &target);
+	FX_RS_OK(rgetpeername(pair.client, (struct sockaddr *)&a, &alen));
+	assert_same_addr((struct sockaddr *)&a, (struct sockaddr *)&target);
+	FX_RS_OK(rgetsockname(pair.server, (struct sockaddr *)&a, &alen));
+	assert_same_addr((struct sockaddr *)&a, (struct sockaddr *)&target);
+	FX_RS_OK(rgetsockname(pair.client, (struct sockaddr *)&a, &alen));
+	FX_RS_OK(rgetpeername(pair.server, (struct sockaddr *)&b, &blen));
+	assert_same_addr((struct sockaddr *)&a, (struct sockaddr *)&b);
+	assert_int_equal(alen, family == AF_INET ? sizeof(struct sockaddr_in)
+						 : sizeof(struct sockaddr_in6));
+	assert_true(fx_sockaddr_port((struct sockaddr *)&a) != 0);
+	fx_rs_close(&pair);
+}
+
+void rgetsockname__connected_ipv4(void **state)
+{
+	names(AF_INET);
+}
+
+void rgetsockname__connected_ipv6(void **state)
+{
+	names(AF_INET6);
+}
+
+/* ---------------------------------------------------------------- data */
+
+#define STREAM_BYTES (1 << 20)
+
+static void send_stream(struct fx_rs_thread *t)
+{
+	static const size_t pieces[] = { 1, 1000, 7, 65536, 4095, 300000 };
+	static unsigned char buf[300000];
+	int fd = *(int *)t->arg;
+	size_t sent = 0;
+
+	for (int i = 0; sent < STREAM_BYTES; i++) {
+		size_t n = pieces[i % 6];
+		ssize_t ret;
+
+		if (n > STREAM_BYTES - sent)
+			n = STREAM_BYTES - sent;
+		fx_rs_pattern(buf, n, sent);
+		ret = rsend(fd, buf, n, 0);
+		if (ret <= 0) {
+			fx_rs_thread_fail(t, "rsend: %s after %zu bytes", strerror(errno), sent);
+			return;
+		}
+		sent += (size_t)ret;
+		if ((size_t)ret < n) /* a blocking send may stop short: resend the rest */
+			i--;
+	}
+}
+
+/* A stream: what rsend sent, rrecv returns, in order, whatever the pieces. */
+void rsend__stream_in_order(void **state)
+{
+	static unsigned char buf[99999];
+	struct fx_rs_thread sender;
+	struct fx_rs_pair pair;
+	size_t got = 0;
+
+	fx_rs_connect(AF_INET, &pair);
+	fx_rs_thread_start(&sender, send_stream, &pair.client);
+	while (got < STREAM_BYTES) {
+		ssize_t n;
+		long bad;
+
+		if (!(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN))
+			fail_msg("rpoll: nothing to read within 5 s after %zu bytes", got);
+		n = rrecv(pair.server, buf, sizeof buf - got % 5, 0);
+		if (n <= 0)
+			fail_msg("rrecv: %zd (%s) after %zu bytes", n, strerror(errno), got);
+		bad = fx_rs_check_pattern(buf, (size_t)n, got);
+		if (bad >= 0)
+			fail_msg("byte %zu of the stream is wrong", got + (size_t)bad);
+		got += (size_t)n;
+	}
+	fx_rs_thread_join(&sender, 10);
+	fx_rs_close(&pair);
+}
+
+void rrecv__dontwait_no_data(void **state)
+{
+	struct fx_rs_pair pair;
+	char c;
+
+	fx_rs_connect(AF_INET, &pair);
+	errno = 0;
+	assert_int_equal(rrecv(pair.server, &c, 1, MSG_DONTWAIT), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	fx_rs_close(&pair);
+}
+
+void rrecv__nonblocking_no_data(void **state)
+{
+	struct fx_rs_pair pair;
+	char c;
+
+	fx_rs_connect(AF_INET, &pair);
+	FX_RS_OK(rfcntl(pair.server, F_SETFL, O_NONBLOCK));
+	errno = 0;
+	assert_int_equal(rrecv(pair.server, &c, 1, 0), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	fx_rs_close(&pair);
+}
+
+void rrecv__peek(void **state)
+{
+	struct fx_rs_pair pair;
+	char buf[16] = { 0 };
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rsend(pair.client, "hello world", 11, 0), 11);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rrecv(pair.server, buf, 5, MSG_PEEK), 5);
+	assert_memory_equal(buf, "hello", 5);
+	assert_null(fx_rs_recv_all(pair.server, buf, 11));
+	assert_memory_equal(buf, "hello world", 11);
+	fx_rs_close(&pair);
+}
+
+static void send_in_two(struct fx_rs_thread *t)
+{
+	static unsigned char buf[200];
+	int fd = *(int *)t->arg;
+	struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+
+	fx_rs_pattern(buf, sizeof buf, 0);
+	if (rsend(fd, buf, 100, 0) != 100 || nanosleep(&pause, NULL) ||
+	    rsend(fd, buf + 100, 100, 0) != 100)
+		fx_rs_thread_fail(t, "rsend: %s", strerror(errno));
+}
+
+/* recv(2): MSG_WAITALL blocks until the full request is satisfied. */
+void rrecv__waitall(void **state)
+{
+	unsigned char buf[200];
+	struct fx_rs_thread sender;
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	fx_rs_thread_start(&sender, send_in_two, &pair.client);
+	assert_int_equal(rrecv(pair.server, buf, sizeof buf, MSG_WAITALL), sizeof buf);
+	assert_int_equal(fx_rs_check_pattern(buf, sizeof buf, 0), -1);
+	fx_rs_thread_join(&sender, 5);
+	fx_rs_close(&pair);
+}
+
+/* recv(2): after the peer's orderly shutdown, 0; what came before first. */
+void rrecv__end_after_peer_closes(void **state)
+{
+	struct fx_rs_pair pair;
+	char buf[4];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rsend(pair.client, "abc", 3, 0), 3);
+	assert_int_equal(rclose(pair.client), 0);
+	pair.client = -1;
+	assert_null(fx_rs_recv_all(pair.server, buf, 3));
+	assert_memory_equal(buf, "abc", 3);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rrecv(pair.server, buf, sizeof buf, 0), 0);
+	fx_rs_close(&pair);
+}
+
+/* shutdown(2) SHUT_WR: the peer reads what was sent, then the end; the
+ * other direction still works. */
+void rshutdown__write_side(void **state)
+{
+	struct fx_rs_pair pair;
+	char buf[4];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rsend(pair.client, "abc", 3, 0), 3);
+	FX_RS_OK(rshutdown(pair.client, SHUT_WR));
+	assert_null(fx_rs_recv_all(pair.server, buf, 3));
+	assert_memory_equal(buf, "abc", 3);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rrecv(pair.server, buf, sizeof buf, 0), 0);
+	assert_int_equal(rsend(pair.server, "xyz", 3, 0), 3);
+	assert_null(fx_rs_recv_all(pair.client, buf, 3));
+	assert_memory_equal(buf, "xyz", 3);
+	fx_rs_close(&pair);
+}
+
+/* SHUT_RDWR: this side reads the end at once; the peer sees the hangup
+ * and the end too. */
+void rshutdown__both_sides(void **state)
+{
+	struct fx_rs_pair pair;
+	char c;
+
+	fx_rs_connect(AF_INET, &pair);
+	FX_RS_OK(rshutdown(pair.client, SHUT_RDWR));
+	assert_int_equal(rrecv(pair.client, &c, 1, 0), 0);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	assert_int_equal(rrecv(pair.server, &c, 1, 0), 0);
+	fx_rs_close(&pair);
+}

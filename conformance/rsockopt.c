@@ -1,0 +1,177 @@
+/* API covered: rsetsockopt, rgetsockopt, rfcntl: the options man
+ * rsocket(7) lists, with upstream's answers (librdmacm/rsocket.c) where
+ * the socket man pages say more or otherwise. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "rsock.h"
+
+static int get_int(int fd, int level, int optname)
+{
+	int val = -1;
+	socklen_t len = sizeof val;
+
+	if (rgetsockopt(fd, level, optname, &val, &len))
+		fail_msg("rgetsockopt(%d, %d): %s", level, optname, strerror(errno));
+	assert_int_equal(len, sizeof val);
+	return val;
+}
+
+static void set_int(int fd, int level, int optname, int val)
+{
+	if (rsetsockopt(fd, level, optname, &val, sizeof val))
+		fail_msg("rsetsockopt(%d, %d, %d): %s", level, optname, val, strerror(errno));
+}
+
+/* Each flag reads back as set, off and on. */
+void rsetsockopt__flags(void **state)
+{
+	static const int opts[][2] = {
+		{ SOL_SOCKET, SO_REUSEADDR },
+		{ SOL_SOCKET, SO_KEEPALIVE },
+		{ SOL_SOCKET, SO_OOBINLINE },
+		{ IPPROTO_TCP, TCP_NODELAY },
+	};
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		set_int(fd, opts[i][0], opts[i][1], 1);
+		assert_int_equal(get_int(fd, opts[i][0], opts[i][1]), 1);
+		set_int(fd, opts[i][0], opts[i][1], 0);
+		assert_int_equal(get_int(fd, opts[i][0], opts[i][1]), 0);
+	}
+	rclose(fd);
+}
+
+void rsetsockopt__ipv6_only(void **state)
+{
+	int fd = fx_rsocket(AF_INET6, SOCK_STREAM);
+
+	set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1);
+	assert_int_equal(get_int(fd, IPPROTO_IPV6, IPV6_V6ONLY), 1);
+	rclose(fd);
+}
+
+static struct linger get_linger(int fd)
+{
+	struct linger lg = { -1, -1 };
+	socklen_t len = sizeof lg;
+
+	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len));
+	assert_int_equal(len, sizeof lg);
+	return lg;
+}
+
+/* Upstream keeps SO_LINGER inverted: on until set off; l_linger reads 0. */
+void rsetsockopt__linger(void **state)
+{
+	struct linger off = { 0, 0 }, on = { 1, 30 }, lg;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	lg = get_linger(fd);
+	assert_int_equal(lg.l_onoff, 1);
+	assert_int_equal(lg.l_linger, 0);
+	FX_RS_OK(rsetsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof off));
+	assert_int_equal(get_linger(fd).l_onoff, 0);
+	FX_RS_OK(rsetsockopt(fd, SOL_SOCKET, SO_LINGER, &on, sizeof on));
+	lg = get_linger(fd);
+	assert_int_equal(lg.l_onoff, 1);
+	assert_int_equal(lg.l_linger, 0);
+	rclose(fd);
+}
+
+/* socket(7): the value set is doubled; upstream's smallest send buffer is
+ * twice RS_SNDLOWAT (2048). */
+void rsetsockopt__buffer_sizes(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	set_int(fd, SOL_SOCKET, SO_SNDBUF, 65536);
+	assert_int_equal(get_int(fd, SOL_SOCKET, SO_SNDBUF), 131072);
+	set_int(fd, SOL_SOCKET, SO_RCVBUF, 65536);
+	assert_int_equal(get_int(fd, SOL_SOCKET, SO_RCVBUF), 131072);
+	set_int(fd, SOL_SOCKET, SO_SNDBUF, 1);
+	assert_int_equal(get_int(fd, SOL_SOCKET, SO_SNDBUF), 4096);
+	rclose(fd);
+}
+
+void rsetsockopt__rdma_sizes(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	set_int(fd, SOL_RDMA, RDMA_SQSIZE, 64);
+	assert_int_equal(get_int(fd, SOL_RDMA, RDMA_SQSIZE), 64);
+	set_int(fd, SOL_RDMA, RDMA_RQSIZE, 32);
+	assert_int_equal(get_int(fd, SOL_RDMA, RDMA_RQSIZE), 32);
+	set_int(fd, SOL_RDMA, RDMA_INLINE, 16);
+	assert_int_equal(get_int(fd, SOL_RDMA, RDMA_INLINE), 16);
+	set_int(fd, SOL_RDMA, RDMA_IOMAPSIZE, 1);
+	assert_int_equal(get_int(fd, SOL_RDMA, RDMA_IOMAPSIZE), 1);
+	set_int(fd, SOL_RDMA, RDMA_IOMAPSIZE, 256);
+	assert_int_equal(get_int(fd, SOL_RDMA, RDMA_IOMAPSIZE), 256);
+	rclose(fd);
+}
+
+/* Once connected the queues exist: the SOL_RDMA sizes are refused. */
+void rsetsockopt__rdma_sizes_after_connect(void **state)
+{
+	struct fx_rs_pair pair;
+	int val = 64;
+
+	fx_rs_connect(AF_INET, &pair);
+	errno = 0;
+	assert_int_equal(rsetsockopt(pair.client, SOL_RDMA, RDMA_SQSIZE, &val, sizeof val), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(rsetsockopt(pair.server, SOL_RDMA, RDMA_RQSIZE, &val, sizeof val), -1);
+	assert_int_equal(errno, EINVAL);
+	fx_rs_close(&pair);
+}
+
+void rgetsockopt__unsupported(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), val = 1;
+	socklen_t len = sizeof val;
+
+	errno = 0;
+	assert_int_equal(rgetsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, &len), -1);
+	assert_int_equal(errno, ENOTSUP);
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, sizeof val), -1);
+	assert_int_equal(errno, ENOTSUP);
+	rclose(fd);
+}
+
+/* TCP_MAXSEG: 2048 with no route, else the path MTU's size. */
+void rgetsockopt__maxseg(void **state)
+{
+	struct fx_rs_pair pair;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), mss;
+
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_MAXSEG), 2048);
+	rclose(fd);
+	fx_rs_connect(AF_INET, &pair);
+	mss = get_int(pair.client, IPPROTO_TCP, TCP_MAXSEG);
+	if (mss < 256 || mss > 4096 || (mss & (mss - 1)))
+		fail_msg("TCP_MAXSEG of a connection is %d, not an IB MTU (256..4096)", mss);
+	fx_rs_close(&pair);
+}
+
+void rfcntl__nonblock(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	assert_int_equal(rfcntl(fd, F_GETFL), 0);
+	assert_int_equal(rfcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	assert_true(rfcntl(fd, F_GETFL) & O_NONBLOCK);
+	assert_int_equal(rfcntl(fd, F_SETFL, 0), 0);
+	assert_false(rfcntl(fd, F_GETFL) & O_NONBLOCK);
+	errno = 0;
+	assert_int_equal(rfcntl(fd, F_GETLK), -1);
+	assert_int_equal(errno, ENOTSUP);
+	rclose(fd);
+}
