@@ -280,6 +280,8 @@ static int get_locked(struct rsocket *rs, int level, int optname, void *optval, 
 			put_int(optval, optlen, rs->err);
 			rs->err = 0;
 			return 0;
+		case SO_BROADCAST: /* rdma-core 65: 0, optval untouched */
+			return 0;
 		}
 		break;
 	case IPPROTO_IP:
@@ -301,6 +303,25 @@ static int get_locked(struct rsocket *rs, int level, int optname, void *optval, 
 							? 1 << (7 + rs->cm_id->route.path_rec->mtu)
 							: 2048);
 			return 0;
+		case TCP_CONGESTION: /* rdma-core 65: not applicable, 1 */
+		case TCP_KEEPCNT:
+		case TCP_KEEPINTVL:
+			memcpy(optval, &(int){ 1 }, sizeof(int));
+			return 0;
+		case TCP_INFO: {
+			/* rdma-core 65 fills the state and the window only (its
+			 * state test never sees a connection as established;
+			 * the mock's does). */
+			struct tcp_info info = {
+				.tcpi_state = rs->phase == RS_CONNECTED ? TCP_ESTABLISHED : TCP_CLOSE,
+				.tcpi_snd_cwnd = rs->sq_size,
+			};
+			socklen_t len = *optlen < sizeof info ? *optlen : sizeof info;
+
+			memcpy(optval, &info, len);
+			*optlen = len;
+			return 0;
+		}
 		}
 		break;
 	case IPPROTO_IPV6:
