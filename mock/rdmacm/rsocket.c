@@ -255,7 +255,7 @@ MOCK_EXPORT int rlisten(int socket, int backlog)
 		return 0;
 	if (rdma_listen(rs->cm_id, backlog))
 		return -1;
-	if (pipe2(rs->accept_fd, O_CLOEXEC))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rs->accept_fd))
 		return -1;
 	if (((rs->fs_flags & O_NONBLOCK) && rs_fd_nonblock(rs->accept_fd[0], true)) ||
 	    rs_fd_nonblock(rs->cm_id->channel->fd, true))

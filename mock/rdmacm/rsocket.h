@@ -134,7 +134,7 @@ struct rsocket {
 	struct rdma_cm_id *cm_id;
 	struct sockaddr_storage dst; /* rconnect's address */
 	int retries;                 /* of the resolution under way */
-	int accept_fd[2]; /* listener: connected sockets, pointers in a pipe */
+	int accept_fd[2]; /* listener: connected sockets, pointers in a socketpair */
 	struct rsocket *listener; /* accepting: whose queue it joins */
 	bool in_svc;      /* rsocket_svc.c: served by the service thread */
 
