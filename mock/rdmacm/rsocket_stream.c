@@ -5,14 +5,14 @@
  * says so in the REQ or REP (rs_format_conn_data). Every message is a SEND
  * with immediate data: 3 bits of kind, 29 bits of credits, the slots the
  * sender has reposted since it last said. A message needs one of the
- * peer's slots (a credit); data keeps the last credit back, so that a
- * control message (shutdown, disconnect) can always go, and a pure CREDIT
- * message goes only when it hands back several slots at once, so credits
- * never ping-pong. Slots are reposted as soon as their content is taken:
- * a control message's when it is read off the CQ, data's when rrecv has
- * copied it out. No message is ever sent without a slot posted for it: a
- * SEND that finds none fails the connection (RNR), on the mock as on
- * hardware that gives up retrying. */
+ * peer's slots (a credit). Data and pure CREDIT messages keep the last
+ * credit back, so that a control message (shutdown, disconnect) can always
+ * go; a CREDIT message goes only when it hands back several slots at once
+ * (a quarter of them), so credits never ping-pong. Slots are reposted as
+ * soon as their content is taken: a control message's when it is read off
+ * the CQ, data's when rrecv has copied it out. No message is ever sent
+ * without a slot posted for it: a SEND that finds none fails the
+ * connection (RNR), on the mock as on hardware that gives up retrying. */
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
