@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -295,10 +296,14 @@ void rgetsockname__connected_ipv6(void **state)
 static void send_stream(struct fx_rs_thread *t)
 {
 	static const size_t pieces[] = { 1, 1000, 7, 65536, 4095, 300000 };
-	static unsigned char buf[300000];
+	unsigned char *buf = malloc(300000);
 	int fd = *(int *)t->arg;
 	size_t sent = 0;
 
+	if (!buf) {
+		fx_rs_thread_fail(t, "out of memory");
+		return;
+	}
 	for (int i = 0; sent < STREAM_BYTES; i++) {
 		size_t n = pieces[i % 6];
 		ssize_t ret;
@@ -309,12 +314,13 @@ static void send_stream(struct fx_rs_thread *t)
 		ret = rsend(fd, buf, n, 0);
 		if (ret <= 0) {
 			fx_rs_thread_fail(t, "rsend: %s after %zu bytes", strerror(errno), sent);
-			return;
+			break;
 		}
 		sent += (size_t)ret;
 		if ((size_t)ret < n) /* a blocking send may stop short: resend the rest */
 			i--;
 	}
+	free(buf);
 }
 
 /* A stream: what rsend sent, rrecv returns, in order, whatever the pieces. */
@@ -343,6 +349,68 @@ void rsend__stream_in_order(void **state)
 	}
 	fx_rs_thread_join(&sender, 10);
 	fx_rs_close(&pair);
+}
+
+/* Both ways at once: each end sends 1 MiB from a thread of its own while
+ * this thread reads both ends as rpoll says they are readable. `queues`:
+ * RDMA_SQSIZE and RDMA_RQSIZE of both ends (0: the defaults). */
+static void both_ways(int queues)
+{
+	static unsigned char buf[70000];
+	struct fx_rs_thread senders[2];
+	struct sockaddr_storage addr;
+	struct fx_rs_pair pair;
+	struct pollfd fds[2];
+	size_t got[2] = { 0, 0 };
+
+	pair.listener = fx_rs_listen(AF_INET, fx_port());
+	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
+	for (int opt = RDMA_SQSIZE; queues && opt <= RDMA_RQSIZE; opt++) {
+		FX_RS_OK(rsetsockopt(pair.listener, SOL_RDMA, opt, &queues, sizeof queues));
+		FX_RS_OK(rsetsockopt(pair.client, SOL_RDMA, opt, &queues, sizeof queues));
+	}
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	pair.server = raccept(pair.listener, NULL, NULL);
+	assert_true(pair.server >= 0);
+	fx_rs_thread_start(&senders[0], send_stream, &pair.client);
+	fx_rs_thread_start(&senders[1], send_stream, &pair.server);
+	fds[0] = (struct pollfd){ .fd = pair.server, .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = pair.client, .events = POLLIN };
+	while (got[0] < STREAM_BYTES || got[1] < STREAM_BYTES) {
+		if (rpoll(fds, 2, 5000) <= 0)
+			fail_msg("rpoll: nothing to read within 5 s (%zu and %zu bytes in)", got[0],
+				 got[1]);
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (!(fds[i].revents & POLLIN))
+				continue;
+			n = rrecv(fds[i].fd, buf, sizeof buf, MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				continue;
+			if (n <= 0)
+				fail_msg("rrecv: %zd (%s)", n, strerror(errno));
+			if (fx_rs_check_pattern(buf, (size_t)n, got[i]) >= 0)
+				fail_msg("the stream into end %d is wrong after %zu bytes", i, got[i]);
+			got[i] += (size_t)n;
+		}
+	}
+	fx_rs_thread_join(&senders[0], 10);
+	fx_rs_thread_join(&senders[1], 10);
+	fx_rs_close(&pair);
+}
+
+void rsend__both_ways_at_once(void **state)
+{
+	both_ways(0);
+}
+
+/* The smallest queues upstream allows (RS_QP_MIN_SIZE). */
+void rsend__both_ways_small_queues(void **state)
+{
+	both_ways(16);
 }
 
 void rrecv__dontwait_no_data(void **state)

@@ -5,13 +5,14 @@
  * says so in the REQ or REP (rs_format_conn_data). Every message is a SEND
  * with immediate data: 3 bits of kind, 29 bits of credits, the slots the
  * sender has reposted since it last said. A message needs one of the
- * peer's slots (a credit). Data and pure CREDIT messages keep the last
- * credit back, so that a control message (shutdown, disconnect) can always
- * go; a CREDIT message goes only when it hands back several slots at once
- * (a quarter of them), so credits never ping-pong. Slots are reposted as
- * soon as their content is taken: a control message's when it is read off
- * the CQ, data's when rrecv has copied it out. No message is ever sent
- * without a slot posted for it: a SEND that finds none fails the
+ * peer's slots (a credit). Data keeps two credits back and a pure CREDIT
+ * message one: so both ends can give credits back when both wait for them
+ * after sending at once, and a control message (shutdown, disconnect) can
+ * always go. A CREDIT message goes only when it hands back several slots
+ * at once (a quarter of them), so credits never ping-pong. Slots are
+ * reposted as soon as their content is taken: a control message's when it
+ * is read off the CQ, data's when rrecv has copied it out. No message is
+ * ever sent without a slot posted for it: a SEND that finds none fails the
  * connection (RNR), on the mock as on hardware that gives up retrying. */
 #include <poll.h>
 #include <stdlib.h>
@@ -302,13 +303,14 @@ int rs_post_write(struct rsocket *rs, const void *data, uint32_t len, uint64_t r
 }
 
 /* Room for one more message of data: a send queue entry beside the one
- * kept for control, a slot at the peer beside the kept one, and send
- * buffer space (upstream's RS_SNDLOWAT). */
+ * kept for control, a slot at the peer beside the two kept (one to give
+ * credits back with, one for control), and send buffer space (upstream's
+ * RS_SNDLOWAT). */
 bool rs_can_send(struct rsocket *rs)
 {
 	uint32_t low = rs->sbuf_size < RS_SNDLOWAT ? rs->sbuf_size : RS_SNDLOWAT;
 
-	return rs->writable && rs->sqe_avail >= 2 && rs->peer_credits >= 2 && rs->sfree >= low;
+	return rs->writable && rs->sqe_avail >= 2 && rs->peer_credits >= 3 && rs->sfree >= low;
 }
 
 /* How much the next work request may carry, at most `limit`. */
@@ -327,7 +329,8 @@ static bool can_send_or_closed(struct rsocket *rs)
 }
 
 /* Credits back to the peer when enough slots are free again; never the
- * last slot (kept for control messages). */
+ * last slot (kept for control messages). Data keeps one more back, so when
+ * both ends wait for credits after sending at once, each can still give. */
 static void give_credits(struct rsocket *rs)
 {
 	uint32_t enough = rs->rq_size / 4 > 2 ? rs->rq_size / 4 : 2;
