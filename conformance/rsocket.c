@@ -413,6 +413,72 @@ void rsend__both_ways_small_queues(void **state)
 	both_ways(16);
 }
 
+/* writev(2): the buffers are sent in order, as one. */
+void rwritev__gathers(void **state)
+{
+	struct iovec iov[3] = { { "ab", 2 }, { "cde", 3 }, { "f", 1 } };
+	struct fx_rs_pair pair;
+	char buf[8];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rwritev(pair.client, iov, 3), 6);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rread(pair.server, buf, 6), 6);
+	assert_memory_equal(buf, "abcdef", 6);
+	fx_rs_close(&pair);
+}
+
+/* Upstream's vector receives fill the first vector only. */
+void rreadv__first_vector_only(void **state)
+{
+	char a[4], b[4];
+	struct iovec iov[2] = { { a, sizeof a }, { b, sizeof b } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rwrite(pair.client, "abcdefgh", 8), 8);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rreadv(pair.server, iov, 2), 4);
+	assert_memory_equal(a, "abcd", 4);
+	assert_int_equal(rrecvmsg(pair.server, &msg, 0), 4);
+	assert_memory_equal(a, "efgh", 4);
+	fx_rs_close(&pair);
+}
+
+void rsendmsg__gathers(void **state)
+{
+	struct iovec iov[2] = { { "hello ", 6 }, { "world", 5 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct fx_rs_pair pair;
+	char buf[16];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rsendmsg(pair.client, &msg, 0), 11);
+	assert_null(fx_rs_recv_all(pair.server, buf, 11));
+	assert_memory_equal(buf, "hello world", 11);
+	fx_rs_close(&pair);
+}
+
+/* Ancillary data is not supported: ENOTSUP either way. */
+void rsendmsg__control_refused(void **state)
+{
+	char control[CMSG_SPACE(sizeof(int))] = { 0 }, c = 'x';
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof control };
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	errno = 0;
+	assert_int_equal(rsendmsg(pair.client, &msg, 0), -1);
+	assert_int_equal(errno, ENOTSUP);
+	errno = 0;
+	assert_int_equal(rrecvmsg(pair.server, &msg, 0), -1);
+	assert_int_equal(errno, ENOTSUP);
+	fx_rs_close(&pair);
+}
+
 void rrecv__dontwait_no_data(void **state)
 {
 	struct fx_rs_pair pair;

@@ -7,6 +7,8 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
+#include <infiniband/sa.h>
+
 #include "fixtures.h"
 #include "rsock.h"
 
@@ -158,6 +160,30 @@ void rgetsockopt__maxseg(void **state)
 	mss = get_int(pair.client, IPPROTO_TCP, TCP_MAXSEG);
 	if (mss < 256 || mss > 4096 || (mss & (mss - 1)))
 		fail_msg("TCP_MAXSEG of a connection is %d, not an IB MTU (256..4096)", mss);
+	fx_rs_close(&pair);
+}
+
+/* RDMA_ROUTE reads the connection's path records as struct ibv_path_data:
+ * one on RoCE, toward the server's address, its MTU marked "exactly". */
+void rgetsockopt__route(void **state)
+{
+	struct ibv_path_data paths[2];
+	socklen_t len = sizeof paths;
+	struct sockaddr_storage addr;
+	struct fx_rs_pair pair;
+	union ibv_gid want = { .raw = { [10] = 0xff, [11] = 0xff } };
+
+	fx_rs_connect(AF_INET, &pair);
+	FX_RS_OK(rgetsockopt(pair.client, SOL_RDMA, RDMA_ROUTE, paths, &len));
+	assert_int_equal(len, sizeof paths[0]);
+	fx_rs_addr(AF_INET, 0, &addr);
+	memcpy(&want.raw[12], &((struct sockaddr_in *)&addr)->sin_addr, 4);
+	assert_memory_equal(&paths[0].path.dgid, &want, sizeof want);
+	assert_int_equal(paths[0].path.mtu >> 6, 2);
+	len = sizeof paths[0] - 1;
+	errno = 0;
+	assert_int_equal(rgetsockopt(pair.client, SOL_RDMA, RDMA_ROUTE, paths, &len), -1);
+	assert_int_equal(errno, EINVAL);
 	fx_rs_close(&pair);
 }
 
