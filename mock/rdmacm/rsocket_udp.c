@@ -707,9 +707,10 @@ ssize_t ds_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt, int f
 		return mock_errno(EDESTADDRREQ);
 	}
 	if (!d || !d->ah) {
-		struct sockaddr_storage to;
+		const struct sockaddr *where = d ? (struct sockaddr *)&d->addr : dest;
+		struct sockaddr_storage to = { 0 };
 
-		memcpy(&to, d ? (struct sockaddr *)&d->addr : dest, sizeof to);
+		memcpy(&to, where, sa_len(where));
 		pthread_mutex_unlock(&rs->lock);
 		if (resolve(rs, (struct sockaddr *)&to, &d))
 			return -1;
