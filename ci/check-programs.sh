@@ -163,6 +163,24 @@ pair rdma_xserver "rdma_xserver: end 0" "rdma_xclient: end 0" rdma_xserver -- rd
 pair rdma_xserver-xrc "rdma_xserver: end 0" "rdma_xclient: end 0" \
 	rdma_xserver -c x -- rdma_xclient -s "$ADDR" -c x
 
+# rsockets. rstream and riostream run their whole size table; rcopy's
+# server runs until stopped, and the copy must arrive intact; udpong's
+# default sizes reach 1536 bytes, beyond a UD message's 1024-byte MTU (the
+# mock's, and rxe's on a 1500-byte link), where they are dropped and the
+# client waits for ever, so it echoes 512 bytes.
+table_end='^1m_bw +1m +100 '
+pair rstream "$table_end" "$table_end" rstream -b "$ADDR" -- rstream -s "$ADDR"
+pair riostream "$table_end" "$table_end" riostream -b "$ADDR" -- riostream -s "$ADDR"
+if wanted rcopy; then
+	head -c 1000000 /dev/urandom >"$out/rcopy.src"
+	rm -f "$out/rcopy.dst"
+	cat >"$out/rcopy-client.sh" <<-'EOF'
+	rcopy "$1" "$2:$3" && cmp "$1" "$3" && echo "rcopy: $3 arrived intact"
+	EOF
+fi
+pair rcopy forever "arrived intact" rcopy -- sh "$out/rcopy-client.sh" "$out/rcopy.src" "$ADDR" "$out/rcopy.dst"
+pair udpong forever '^custom +512 ' udpong -b "$ADDR" -- udpong -s "$ADDR" -S 512
+
 # ---------------------------------------------------------------- ibverbs-utils
 single ibv_devinfo "hca_id:[[:space:]]+$DEV" ibv_devinfo -v -d "$DEV"
 for t in rc uc srq; do

@@ -101,6 +101,7 @@ for b in "${bins[@]}"; do cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; done
 # (make check-programs): the host's binaries, the stack's libraries.
 cp "$here/../check-programs.sh" "$t/opt/rdmacheck/"
 for p in rping ucmatose cmtime udaddy mckey rdma_server rdma_client rdma_xserver rdma_xclient \
+	rstream riostream rcopy udpong \
 	ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
 	ibv_xsrq_pingpong ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat \
 	ib_atomic_bw ib_atomic_lat; do
