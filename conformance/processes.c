@@ -163,7 +163,7 @@ struct passive {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listener, *id;
 	struct ibv_mr *mr;
-	uint8_t buf[2 * MSG]; /* [0, MSG) for RDMA, [MSG, 2 MSG) receives */
+	uint8_t buf[2 * MSG] __attribute__((aligned(8))); /* [0, MSG) for RDMA, [MSG, 2 MSG) receives */
 };
 
 static const char *next_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
@@ -228,7 +228,7 @@ static const char *accept_one(struct passive *p)
 	if (rdma_create_qp(p->id, NULL, &init))
 		return "rdma_create_qp failed";
 	p->mr = ibv_reg_mr(p->id->pd, p->buf, sizeof p->buf, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!p->mr)
 		return "ibv_reg_mr failed";
 	sge = (struct ibv_sge){ .addr = (uintptr_t)p->buf + MSG, .length = MSG, .lkey = p->mr->lkey };
@@ -288,7 +288,7 @@ struct active {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct ibv_mr *mr;
-	uint8_t buf[2 * MSG];
+	uint8_t buf[2 * MSG] __attribute__((aligned(8)));
 };
 
 static void connect_to(struct active *a, uint16_t port, struct offer *offer, int *reject_status)
@@ -378,6 +378,87 @@ void rdma_connect__other_process(void **state)
 	active_release(&a);
 }
 
+/* The child: accepts, offering its region, and waits for the disconnect. */
+static const char *serve_until_disconnected(struct child *c, void *arg)
+{
+	static const uint8_t ready = 0;
+	struct passive p = { 0 };
+	const char *err;
+
+	if ((err = listen_on(&p, fx_port())))
+		return err;
+	if (!child_say(c, &ready, 1))
+		return "cannot write to the parent";
+	if ((err = accept_one(&p)) || (err = next_event(p.ch, RDMA_CM_EVENT_DISCONNECTED, NULL)))
+		return err;
+	rdma_disconnect(p.id);
+	return NULL;
+}
+
+/* One signalled work request to the other process: its completion status. */
+static enum ibv_wc_status post_one(struct active *a, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags = IBV_SEND_SIGNALED;
+	FX_VERBS_OK(ibv_post_send(a->id->qp, wr, &bad));
+	fx_poll_one(a->id->send_cq, &wc);
+	return wc.status;
+}
+
+/* The 8 bytes an atomic returns: the target's value before it. */
+static uint64_t atomic_on(struct active *a, enum ibv_wr_opcode op, const struct offer *o,
+			  uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = 8, .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .wr.atomic = { .remote_addr = o->addr, .rkey = o->rkey,
+						 .compare_add = compare_add, .swap = swap } };
+	enum ibv_wc_status status = post_one(a, &wr);
+	uint64_t before;
+
+	if (status != IBV_WC_SUCCESS)
+		fail_msg("atomic on the other process's region: %s", ibv_wc_status_str(status));
+	memcpy(&before, a->buf, sizeof before);
+	return before;
+}
+
+/* Atomics reach another process's memory; its region's rkey is checked
+ * there: an RDMA WRITE under another key is a remote access error. */
+void ibv_post_send__atomics_and_rkey_other_process(void **state)
+{
+	struct active a = { 0 };
+	struct ibv_device_attr attr;
+	struct offer offer;
+	struct child c;
+	uint8_t ready;
+
+	shared_fabric();
+	fx_require_backend();
+	child_start(&c, serve_until_disconnected, NULL);
+	child_expect(&c, &ready, 1);
+	connect_to(&a, fx_port(), &offer, NULL);
+	FX_VERBS_OK(ibv_query_device(a.id->verbs, &attr));
+	if (attr.atomic_cap == IBV_ATOMIC_NONE) {
+		child_end(&c, true);
+		RC_SKIP("capability: atomics (%s reports IBV_ATOMIC_NONE)", ibv_get_device_name(a.id->verbs->device));
+	}
+	assert_int_equal(atomic_on(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, &offer, 5, 0), 0);
+	assert_int_equal(atomic_on(&a, IBV_WR_ATOMIC_CMP_AND_SWP, &offer, 5, 0x1122334455667788ull), 5);
+	assert_int_equal(atomic_on(&a, IBV_WR_ATOMIC_FETCH_AND_ADD, &offer, 0, 0), 0x1122334455667788ull);
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)a.buf, .length = MSG, .lkey = a.mr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					  .wr.rdma = { .remote_addr = offer.addr, .rkey = ~offer.rkey } };
+
+		assert_int_equal(post_one(&a, &wr), IBV_WC_REM_ACCESS_ERR);
+	}
+	FX_OK(rdma_disconnect(a.id));
+	child_end(&c, false);
+	active_release(&a);
+}
+
 /* The child listens on fx_port() and waits to be killed. */
 static const char *listen_and_wait(struct child *c, void *arg)
 {
@@ -402,14 +483,14 @@ static int bind_port(struct rdma_cm_id *id, uint16_t port)
 }
 
 /* Another process's listener holds the port (EADDRINUSE here); killed, it
- * frees it, as the kernel destroys the ids of a process that dies. */
+ * frees it, as the kernel destroys the ids of a process that dies: closing
+ * its files is part of its exit, done before its parent can reap it. */
 void rdma_bind_addr__port_of_other_process(void **state)
 {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct child c;
 	uint8_t ready;
-	int ret = -1;
 
 	shared_fabric();
 	ch = fx_channel();
@@ -420,10 +501,8 @@ void rdma_bind_addr__port_of_other_process(void **state)
 	assert_int_equal(bind_port(id, fx_port()), -1);
 	assert_int_equal(errno, EADDRINUSE);
 	child_end(&c, true);
-	for (int waited = 0; waited < WAIT_MS && (ret = bind_port(id, fx_port())); waited += 10)
-		poll(NULL, 0, 10);
-	if (ret)
-		fail_msg("the port is still in use 5 s after its owner was killed: %s", strerror(errno));
+	if (bind_port(id, fx_port()))
+		fail_msg("the port is still in use once its killed owner was reaped: %s", strerror(errno));
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
 }
