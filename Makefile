@@ -224,6 +224,8 @@ $(BUILD)/bench/fabric: bench/fabric.c $(STAMP)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lrdmacm -libverbs -lpthread
 
+all: $(BUILD)/bench/fabric
+
 bench: mock $(BUILD)/bench/fabric
 	@LD_LIBRARY_PATH=$(BUILD)/mock/lib RDMAMOCK_FABRIC=bench-$$$$ $(BUILD)/bench/fabric $(BENCH_ARGS)
 
