@@ -257,8 +257,9 @@ static const char *wait_recv(struct ibv_cq *cq, struct ibv_wc *wc)
 	return "no completion within 5 s";
 }
 
-/* The child: the server. It says 0 once listening; at the end the region
- * must hold what the client wrote, and the SEND the client's text. */
+/* The child: the server. It says 0 once listening, accepts, and ends at
+ * the disconnect. With arg NULL the region must by then hold what the
+ * client wrote, and the SEND the client's text. */
 static const char *serve_one(struct child *c, void *arg)
 {
 	static const uint8_t ready = 0;
@@ -270,11 +271,11 @@ static const char *serve_one(struct child *c, void *arg)
 		return err;
 	if (!child_say(c, &ready, 1))
 		return "cannot write to the parent";
-	if ((err = accept_one(&p)) || (err = wait_recv(p.id->recv_cq, &wc)))
+	if ((err = accept_one(&p)) || (!arg && (err = wait_recv(p.id->recv_cq, &wc))))
 		return err;
-	if (wc.byte_len != MSG || memcmp(p.buf + MSG, "done", 5))
+	if (!arg && (wc.byte_len != MSG || memcmp(p.buf + MSG, "done", 5)))
 		return "the SEND did not carry the client's message";
-	for (int i = 0; i < MSG; i++)
+	for (int i = 0; i < MSG && !arg; i++)
 		if (p.buf[i] != (uint8_t)(0x40 + i))
 			return "the region does not hold what the client wrote";
 	if ((err = next_event(p.ch, RDMA_CM_EVENT_DISCONNECTED, NULL)))
@@ -338,19 +339,28 @@ static void active_release(struct active *a)
 	rdma_destroy_event_channel(a->ch);
 }
 
+/* One signalled work request to the other process: its completion status. */
+static enum ibv_wc_status post_one(struct active *a, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags = IBV_SEND_SIGNALED;
+	FX_VERBS_OK(ibv_post_send(a->id->qp, wr, &bad));
+	fx_poll_one(a->id->send_cq, &wc);
+	return wc.status;
+}
+
 static void post_and_wait(struct active *a, enum ibv_wr_opcode op, uint64_t offset, const struct offer *o)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)a->buf + offset, .length = MSG, .lkey = a->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = o->addr, .rkey = o->rkey } }, *bad;
-	struct ibv_wc wc;
+				  .wr.rdma = { .remote_addr = o->addr, .rkey = o->rkey } };
+	enum ibv_wc_status status = post_one(a, &wr);
 
-	FX_VERBS_OK(ibv_post_send(a->id->qp, &wr, &bad));
-	fx_poll_one(a->id->send_cq, &wc);
-	if (wc.status != IBV_WC_SUCCESS)
+	if (status != IBV_WC_SUCCESS)
 		fail_msg("%s to the other process: %s", op == IBV_WR_SEND ? "SEND" :
-			 op == IBV_WR_RDMA_WRITE ? "RDMA WRITE" : "RDMA READ", ibv_wc_status_str(wc.status));
+			 op == IBV_WR_RDMA_WRITE ? "RDMA WRITE" : "RDMA READ", ibv_wc_status_str(status));
 }
 
 void rdma_connect__other_process(void **state)
@@ -376,35 +386,6 @@ void rdma_connect__other_process(void **state)
 	FX_OK(rdma_disconnect(a.id));
 	child_end(&c, false);
 	active_release(&a);
-}
-
-/* The child: accepts, offering its region, and waits for the disconnect. */
-static const char *serve_until_disconnected(struct child *c, void *arg)
-{
-	static const uint8_t ready = 0;
-	struct passive p = { 0 };
-	const char *err;
-
-	if ((err = listen_on(&p, fx_port())))
-		return err;
-	if (!child_say(c, &ready, 1))
-		return "cannot write to the parent";
-	if ((err = accept_one(&p)) || (err = next_event(p.ch, RDMA_CM_EVENT_DISCONNECTED, NULL)))
-		return err;
-	rdma_disconnect(p.id);
-	return NULL;
-}
-
-/* One signalled work request to the other process: its completion status. */
-static enum ibv_wc_status post_one(struct active *a, struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-
-	wr->send_flags = IBV_SEND_SIGNALED;
-	FX_VERBS_OK(ibv_post_send(a->id->qp, wr, &bad));
-	fx_poll_one(a->id->send_cq, &wc);
-	return wc.status;
 }
 
 /* The 8 bytes an atomic returns: the target's value before it. */
@@ -436,7 +417,7 @@ void ibv_post_send__atomics_and_rkey_other_process(void **state)
 
 	shared_fabric();
 	fx_require_backend();
-	child_start(&c, serve_until_disconnected, NULL);
+	child_start(&c, serve_one, (void *)"atomics only");
 	child_expect(&c, &ready, 1);
 	connect_to(&a, fx_port(), &offer, NULL);
 	FX_VERBS_OK(ibv_query_device(a.id->verbs, &attr));

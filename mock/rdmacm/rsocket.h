@@ -212,6 +212,9 @@ bool rs_arm(struct rsocket *rs);
 /* Read the event rpoll saw on the channel (rs->lock not held). */
 void rs_take_cq_event(struct rsocket *rs);
 bool rs_can_send(struct rsocket *rs);
+/* Wait (unless flags or the socket say nonblocking) until a message may
+ * be sent: 0, or -1 with errno (ECONNRESET once the peer went away). */
+int rs_wait_send(struct rsocket *rs, int flags);
 /* How much one work request may carry: at most left and limit, and what
  * the send ring holds unless it goes inline. */
 uint32_t rs_chunk(const struct rsocket *rs, size_t left, uint32_t limit);

@@ -66,11 +66,6 @@ void rs_save_iomap(struct rsocket *rs, const void *msg, uint32_t len)
 	};
 }
 
-static bool can_send_or_closed(struct rsocket *rs)
-{
-	return rs_can_send(rs) || !rs->writable;
-}
-
 int rs_send_iomaps(struct rsocket *rs, int flags)
 {
 	uint8_t msg[RS_IOMAP_MSG_LEN];
@@ -81,13 +76,8 @@ int rs_send_iomaps(struct rsocket *rs, int flags)
 
 		if (m->index < 0 || m->published)
 			continue;
-		if (!rs_can_send(rs)) {
-			ret = rs_wait(rs, rs_nonblocking(rs, flags), can_send_or_closed);
-			if (!ret && !rs->writable)
-				ret = mock_errno(ECONNRESET);
-			if (ret)
-				break;
-		}
+		if ((ret = rs_wait_send(rs, flags)))
+			break;
 		format_iomap(m, msg);
 		ret = rs_post_msg(rs, RS_OP_IOMAP, msg, sizeof msg);
 		m->published = !ret;

@@ -328,6 +328,18 @@ static bool can_send_or_closed(struct rsocket *rs)
 	return rs_can_send(rs) || !rs->writable;
 }
 
+int rs_wait_send(struct rsocket *rs, int flags)
+{
+	int ret = 0;
+
+	if (!rs_can_send(rs)) {
+		ret = rs_wait(rs, rs_nonblocking(rs, flags), can_send_or_closed);
+		if (!ret && !rs->writable)
+			ret = mock_errno(ECONNRESET);
+	}
+	return ret;
+}
+
 /* Credits back to the peer when enough slots are free again; never the
  * last slot (kept for control messages). Data keeps one more back, so when
  * both ends wait for credits after sending at once, each can still give. */
@@ -387,13 +399,8 @@ ssize_t rs_sendv(struct rsocket *rs, const struct iovec *iov, int iovcnt, int fl
 	for (left = len; left && !ret;) {
 		uint32_t n;
 
-		if (!rs_can_send(rs)) {
-			ret = rs_wait(rs, rs_nonblocking(rs, flags), can_send_or_closed);
-			if (!ret && !rs->writable)
-				ret = mock_errno(ECONNRESET);
-			if (ret)
-				break;
-		}
+		if ((ret = rs_wait_send(rs, flags)))
+			break;
 		n = rs_chunk(rs, left, rs->peer_slot);
 		ret = post(rs, RS_OP_DATA, &src, n, 0, 0);
 		if (!ret)
