@@ -106,13 +106,12 @@ static void rstream_server(struct fx_rs_thread *t)
 
 void rstream__two_threads(void **state)
 {
-	struct stream_side server = { .buf = malloc(1 << 20) }, client = { .buf = malloc(1 << 20) };
+	static unsigned char server_buf[1 << 20], client_buf[1 << 20];
+	struct stream_side server = { .buf = server_buf }, client = { .buf = client_buf };
 	struct fx_rs_thread t;
 	const char *err;
 	int fd;
 
-	assert_non_null(server.buf);
-	assert_non_null(client.buf);
 	server.listener = fx_rs_listen(AF_INET, fx_port());
 	fx_rs_thread_start(&t, rstream_server, &server);
 	fd = connect_nonblocking(AF_INET, 0);
@@ -124,8 +123,6 @@ void rstream__two_threads(void **state)
 	rshutdown(fd, SHUT_RDWR);
 	rclose(fd);
 	rclose(server.listener);
-	free(server.buf);
-	free(client.buf);
 }
 
 /* ---------------------------------------------------------------- riostream */
@@ -228,15 +225,13 @@ static void riostream_server(struct fx_rs_thread *t)
 
 void riostream__two_threads(void **state)
 {
-	struct io_side server = { .mapped = malloc(IO_SIZE), .out = malloc(IO_SIZE) };
-	struct io_side client = { .mapped = malloc(IO_SIZE), .out = malloc(IO_SIZE) };
+	static unsigned char bufs[4][IO_SIZE];
+	struct io_side server = { .mapped = bufs[0], .out = bufs[1] };
+	struct io_side client = { .mapped = bufs[2], .out = bufs[3] };
 	struct fx_rs_thread t;
 	const char *err;
 	int listener, one = 1;
 
-	assert_true(server.mapped && server.out && client.mapped && client.out);
-	memset(server.mapped, 0, IO_SIZE);
-	memset(client.mapped, 0, IO_SIZE);
 	listener = fx_rs_listen(AF_INET, fx_port());
 	FX_RS_OK(rsetsockopt(listener, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof one));
 	server.fd = listener;
@@ -248,10 +243,6 @@ void riostream__two_threads(void **state)
 	rclose(client.fd);
 	rclose(server.fd);
 	rclose(listener);
-	free(server.mapped);
-	free(server.out);
-	free(client.mapped);
-	free(client.out);
 }
 
 /* ---------------------------------------------------------------- rcopy */
@@ -301,15 +292,14 @@ out:
 
 void rcopy__two_threads(void **state)
 {
-	struct copy_server server = { .file = malloc(FILE_BYTES) };
-	unsigned char *file = malloc(FILE_BYTES);
+	static unsigned char server_file[FILE_BYTES], file[FILE_BYTES];
+	struct copy_server server = { .file = server_file };
 	struct sockaddr_storage addr;
 	uint64_t size = FILE_BYTES;
 	struct fx_rs_thread t;
 	char ack[4];
 	int fd;
 
-	assert_true(server.file && file);
 	fx_rs_pattern(file, FILE_BYTES, 0);
 	server.listener = fx_rs_listen(AF_INET, fx_port());
 	fx_rs_thread_start(&t, rcopy_server, &server);
@@ -324,8 +314,6 @@ void rcopy__two_threads(void **state)
 	assert_int_equal(rclose(fd), 0);
 	fx_rs_thread_join(&t, THREAD_SECONDS);
 	rclose(server.listener);
-	free(server.file);
-	free(file);
 }
 
 /* ---------------------------------------------------------------- udpong */
