@@ -22,31 +22,6 @@ static void *stub(const char *name, const char *version)
 	return fn;
 }
 
-/* What the calls in `run` write to stderr, and how many lines of it. */
-static int stderr_lines(void (*run)(void *), void *arg, char *text, size_t size)
-{
-	FILE *tmp = tmpfile();
-	int saved, lines = 0;
-	size_t n;
-
-	assert_non_null(tmp);
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
-	run(arg);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(text, 1, size - 1, tmp);
-	text[n] = '\0';
-	fclose(tmp);
-	for (size_t i = 0; i < n; i++)
-		lines += text[i] == '\n';
-	return lines;
-}
-
 struct twice {
 	void *fn;
 	int kind; /* 'n' null, 'm' minus1, 'p' positive, 'g' negative, 'z' zero, 'v' void */
@@ -87,7 +62,7 @@ static void check(const char *name, const char *version, int kind, long result, 
 {
 	struct twice t = { .fn = stub(name, version), .kind = kind };
 	char text[1024], want[256];
-	int lines = stderr_lines(call_twice, &t, text, sizeof text);
+	int lines = fx_stderr_of(call_twice, &t, text, sizeof text);
 
 	snprintf(want, sizeof want, "rdmamock: %s%s%s: not implemented\n", name,
 		 version ? "@" : "", version ? version : "");
