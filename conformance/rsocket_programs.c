@@ -407,6 +407,7 @@ void udpong__two_threads(void **state)
 	int server, client;
 	uint8_t seq = 0;
 
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	server = fx_rsocket(AF_INET, SOCK_DGRAM);
 	FX_RS_OK(rbind(server, (struct sockaddr *)&addr, fx_rs_len(&addr)));

@@ -81,7 +81,26 @@ void rrecvfrom__unbound(void **state)
 	errno = 0;
 	assert_int_equal(rrecvfrom(fd, &c, 1, MSG_DONTWAIT, NULL, NULL), -1);
 	assert_int_equal(errno, EINVAL);
-	rclose(fd);
+	fx_rs_close_unbound(fd, AF_INET);
+}
+
+static void close_fd(void *fd)
+{
+	*(int *)fd = rclose(*(int *)fd);
+}
+
+/* Where upstream's rclose blocks for ever, the mock closes and says so. */
+void rclose__datagram_never_bound(void **state)
+{
+	char text[512];
+	int fd;
+
+	rc_require_mock("upstream's rclose blocks for ever here");
+	fd = fx_rsocket(AF_INET, SOCK_DGRAM);
+	assert_int_equal(fx_stderr_of(close_fd, &fd, text, sizeof text), 1);
+	assert_int_equal(fd, 0);
+	if (!strstr(text, "rdmamock: rclose: datagram rsocket") || !strstr(text, "blocks here for ever"))
+		fail_msg("the mock said: %s", text);
 }
 
 void rrecvfrom__dontwait_no_datagram(void **state)
@@ -98,11 +117,14 @@ void rrecvfrom__dontwait_no_datagram(void **state)
 /* A datagram and its answer; each side learns where the other sent from. */
 static void roundtrip(int family)
 {
-	int server = bound(family, fx_port()), client = bound(family, 0);
+	int server, client;
 	struct sockaddr_storage to, from;
 	socklen_t len = sizeof from;
 	char buf[16];
 
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	server = bound(family, fx_port());
+	client = bound(family, 0);
 	fx_rs_addr(family, fx_port(), &to);
 	send_until_seen(client, "ping", 4, &to, server);
 	assert_int_equal(rrecvfrom(server, buf, sizeof buf, 0, (struct sockaddr *)&from, &len), 4);
@@ -131,10 +153,13 @@ void rsendto__roundtrip_ipv6(void **state)
  * and the rest of it is gone. */
 void rrecvfrom__datagram_boundaries(void **state)
 {
-	int server = bound(AF_INET, fx_port()), client = bound(AF_INET, 0);
 	static unsigned char big[300], buf[2048];
 	struct sockaddr_storage to;
+	int server, client;
 
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	server = bound(AF_INET, fx_port());
+	client = bound(AF_INET, 0);
 	fx_rs_addr(AF_INET, fx_port(), &to);
 	/* The first datagram finds the way (upstream sends it over UDP, and
 	 * the server answers with its QP); copies sent meanwhile are dropped. */
@@ -160,11 +185,15 @@ void rrecvfrom__datagram_boundaries(void **state)
  * peer. */
 void rconnect__datagram_peer(void **state)
 {
-	int server = bound(AF_INET, fx_port()), client = fx_rsocket(AF_INET, SOCK_DGRAM);
 	struct sockaddr_storage to, peer;
 	socklen_t len = sizeof peer;
 	char buf[8];
 
+	int server, client;
+
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	server = bound(AF_INET, fx_port());
+	client = fx_rsocket(AF_INET, SOCK_DGRAM);
 	fx_rs_addr(AF_INET, fx_port(), &to);
 	FX_RS_OK(rconnect(client, (struct sockaddr *)&to, fx_rs_len(&to)));
 	FX_RS_OK(rgetpeername(client, (struct sockaddr *)&peer, &len));

@@ -601,6 +601,8 @@ MOCK_EXPORT int rclose(int socket)
 		pthread_mutex_lock(&rs->lock);
 		shutdown_locked(rs, SHUT_RDWR);
 		pthread_mutex_unlock(&rs->lock);
+	} else {
+		ds_close(rs);
 	}
 	rs_svc_remove(rs);
 	rs_free(rs);

@@ -252,6 +252,7 @@ void rs_free_iomaps(struct rsocket *rs);
 
 int ds_init(struct rsocket *rs, int domain);
 void ds_free(struct rsocket *rs);
+void ds_close(struct rsocket *rs);
 int ds_bind(struct rsocket *rs, const struct sockaddr *addr, socklen_t len);
 int ds_connect(struct rsocket *rs, const struct sockaddr *addr, socklen_t len);
 ssize_t ds_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags,
