@@ -4,7 +4,7 @@
 # 1. fetch or reuse the stack (kernel, and for sid the userspace) in the cache;
 # 2. build the initramfs with this build's binaries;
 # 3. boot it in qemu (KVM if it works here, else TCG), each guest bounded by
-#    RXE_GUEST_TIMEOUT (default 600 s):
+#    RXE_GUEST_TIMEOUT (default 900 s):
 #    - netns mode (the kernel's rxe has network-namespace support): one guest
 #      runs the single-host run, then the two-host run with the peer in a
 #      network namespace;
@@ -28,7 +28,7 @@ out=$build/rxe/$stack
 rm -rf "$out"   # nothing stale from an earlier run
 mkdir -p "$out"
 export RXE_TIMINGS=${RXE_TIMINGS:-$build/rxe/timings.tsv}
-guest_timeout=${RXE_GUEST_TIMEOUT:-600}
+guest_timeout=${RXE_GUEST_TIMEOUT:-900}
 # The guest's own watchdog fires first, so partial results still come back.
 if [ "$guest_timeout" -gt 180 ]; then wd=$((guest_timeout - 45)); else wd=$((guest_timeout * 3 / 4)); fi
 export RXE_GUEST_WATCHDOG=${RXE_GUEST_WATCHDOG:-$wd}

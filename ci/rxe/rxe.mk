@@ -9,7 +9,7 @@
 #
 #   make check-rxe                  both stacks, the matrix, the verdict
 #   make rxe-debian12 | rxe-sid     one stack, and its matrix
-# Settings (environment or make variables): RXE_GUEST_TIMEOUT (600 s per
+# Settings (environment or make variables): RXE_GUEST_TIMEOUT (900 s per
 # guest), RXE_TEST_TIMEOUT (60 s per test), RXE_SUITE_TIMEOUT (300 s per run),
 # RXE_ACCEL=kvm|tcg, RXE_TESTS='glob ...' (a subset), RXE_REFRESH_HOURS (24),
 # RXE_TWOHOST=netns|guests.
