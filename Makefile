@@ -105,7 +105,18 @@ $(MOCKOBJ)/abi/%-stubs.o: $(ABI_DIR)/%-stubs.c mock/abi/stub.h $(STAMP)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -c $< -o $@
 
-core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC))
+# The names of every fault point, for fault.c to check a spec against.
+$(ABI_DIR)/fault-points.c: mock/abi/fault-points.sh $(CORE_SRC) $(VERBS_SRC) $(MLX5_SRC) $(CM_SRC)
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)sh $< -c >$@
+
+$(MOCKOBJ)/abi/fault-points.o: $(ABI_DIR)/fault-points.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -c $< -o $@
+
+core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC)) $(MOCKOBJ)/abi/fault-points.o
 verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC)) $(MOCKOBJ)/abi/libibverbs-stubs.o
 cm_objs    = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CM_SRC)) $(MOCKOBJ)/abi/librdmacm-stubs.o
 mlx5_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(MLX5_SRC)) $(MOCKOBJ)/abi/libmlx5-stubs.o
@@ -216,6 +227,18 @@ $(BUILD)/examples/%: examples/%.c $(STAMP)
 examples: $(EXAMPLES)
 all: examples $(RC_SELFTEST)
 
+# ---------------------------------------------------------------- tools
+# rdmamock-run: an unmodified program on the mock (finds ../mock/lib).
+TOOLS := $(BUILD)/bin/rdmamock-run
+$(BUILD)/bin/%: tools/%.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
+
+tools: $(TOOLS)
+all: $(TOOLS)
+.PHONY: tools
+
 # ---------------------------------------------------------------- bench
 # Figures, not pass or fail: the mock's costs between two processes beside
 # two threads (bench/fabric.c), on a fabric of the run's own.
@@ -274,11 +297,7 @@ include ci/rxe/rxe.mk
 # Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
 # (A file without any is no error.)
 fault-points:
-	@for f in mock/*/*.c; do \
-	  lib=$$(sed -n 's/^#define LIB "\(.*\)"/\1/p' $$f); \
-	  { grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z0-9_]+"\)|FAULT_NAME\(LIB, "[a-z0-9_]+"\)' $$f || true; } | \
-	    sed -E "s|.*\"([a-z0-9_]+)\".*|rdmamock/$$lib/\1|"; \
-	done | sort -u
+	@sh mock/abi/fault-points.sh
 
 .PHONY: fault-points
 

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fiu-control.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -80,4 +82,146 @@ void rdma_create_id__fault_point_without_errno(void **state)
 	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), -1);
 	assert_int_equal(errno, EIO);
 	rdma_destroy_event_channel(ch);
+}
+
+/* ---------------------------------------------------------------- the fabric's faults */
+
+typedef int (*fault_add_fn)(const char *spec, char *err, size_t errlen);
+
+static fault_add_fn fault_add(void)
+{
+	return (fault_add_fn)fx_mock_call("rdmamock_fault_add");
+}
+
+/* A spec that does not parse adds nothing, and the message names the bad
+ * part and why. */
+void rdmamock_fault_add__names_the_bad_part(void **state)
+{
+	static const struct {
+		const char *spec, *says;
+	} bad[] = {
+		{ "rdmamock/rdmacm/rdma_conect", "'rdmamock/rdmacm/rdma_conect' is not a fault point" },
+		{ "rdmamock/rdmacm/event/rejected stauts=28", "unknown key 'stauts'" },
+		{ "rdmamock/rdmacm/event/rejected port=70000", "port=70000: not a port" },
+		{ "rdmamock/rdmacm/rdma_create_id errno=EWHAT", "errno=EWHAT: not an errno" },
+		{ "rdmamock/rdmacm/event/rejected data=abc", "data=abc: not hex bytes" },
+		{ "rdmamock/rdmacm/event/rejected nth=0", "nth=0: not N or N+" },
+		{ "rdmamock/rdmacm/event/rejected 28", "'28' is not key=value" },
+	};
+	fault_add_fn add = fault_add();
+	struct rdma_event_channel *ch;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_int_equal(add(bad[i].spec, err, sizeof err), -EINVAL);
+		if (!strstr(err, bad[i].says))
+			fail_msg("%s: said \"%s\", not \"%s\"", bad[i].spec, err, bad[i].says);
+	}
+	/* All or nothing: the good fault before a bad one is not added. */
+	assert_int_equal(add("rdmamock/rdmacm/rdma_create_event_channel errno=EMFILE; nonsense", err,
+			     sizeof err), -EINVAL);
+	ch = rdma_create_event_channel();
+	assert_non_null(ch);
+	rdma_destroy_event_channel(ch);
+}
+
+/* nth=N fails the Nth hit only; nth=N+ the Nth and every one after. (Each
+ * fault aimed at this process: a two-process run shares the fabric.) */
+void rdmamock_fault_add__nth_hit(void **state)
+{
+	struct rdma_event_channel *ch[6];
+	fault_add_fn add = fault_add();
+	char spec[160], err[256];
+
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/rdma_create_event_channel errno=EMFILE nth=2 pid=%d",
+		 (int)getpid());
+	assert_int_equal(add(spec, err, sizeof err), 1);
+	for (int i = 0; i < 3; i++) {
+		errno = 0;
+		ch[i] = rdma_create_event_channel();
+		if (i == 1) {
+			assert_null(ch[i]);
+			assert_int_equal(errno, EMFILE);
+		} else {
+			assert_non_null(ch[i]);
+		}
+	}
+	assert_int_equal(((int (*)(void))fx_mock_call("rdmamock_fault_clear"))(), 1);
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/rdma_create_event_channel errno=24 nth=2+ pid=%d",
+		 (int)getpid());
+	assert_int_equal(add(spec, err, sizeof err), 1);
+	for (int i = 3; i < 6; i++) {
+		errno = 0;
+		ch[i] = rdma_create_event_channel();
+		assert_true(i == 3 ? ch[i] != NULL : ch[i] == NULL && errno == EMFILE);
+	}
+	assert_int_equal(((long (*)(const char *))fx_mock_call("rdmamock_fault_fired"))(
+				 "rdmamock/rdmacm/rdma_create_event_channel"), 2);
+	for (int i = 0; i < 6; i++)
+		if (ch[i])
+			rdma_destroy_event_channel(ch[i]);
+}
+
+/* A fault aimed elsewhere (another port, another process) does not fire:
+ * the request reaches the listener. */
+void rdma_connect__fault_aimed_elsewhere(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+	fault_add_fn add = fault_add();
+	char spec[160], err[256];
+	struct fx fx;
+
+	fx_need_local_passive();
+	fx_reach(&fx, AF_INET, FX_ROUTE_RESOLVED);
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/rejected port=%u; rdmamock/rdmacm/event/rejected pid=%d",
+		 (unsigned)fx.port + 1, (int)getppid());
+	assert_int_equal(add(spec, err, sizeof err), 2);
+	FX_OK(rdma_connect(fx.client, &param));
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 2000);
+	fx_release(&fx);
+}
+
+/* REJECTED with the fault's status and private data, where nobody
+ * rejected: the listener never hears of the request. */
+void rdma_connect__fault_rejected(void **state)
+{
+	static const uint8_t data[] = { 0xde, 0xad, 0xbe, 0xef };
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+	fault_add_fn add = fault_add();
+	struct rdma_cm_event *ev;
+	char spec[160], err[256];
+	struct fx fx;
+
+	fx_need_local_passive();
+	fx_reach(&fx, AF_INET, FX_ROUTE_RESOLVED);
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/rejected status=10 data=deadbeef port=%u pid=%d",
+		 (unsigned)fx.port, (int)getpid());
+	assert_int_equal(add(spec, err, sizeof err), 1);
+	FX_OK(rdma_connect(fx.client, &param));
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_REJECTED, 2000);
+	assert_int_equal(ev->status, 10);
+	assert_true(ev->param.conn.private_data_len >= sizeof data);
+	assert_memory_equal(ev->param.conn.private_data, data, sizeof data);
+	FX_OK(rdma_ack_cm_event(ev));
+	assert_true(fx_quiet(fx.server_ch, 200));
+	fx_release(&fx);
+}
+
+/* The first REQ is lost: the CM sends it again after its timeout, and the
+ * listener hears of the request then, not before. */
+void rdma_connect__fault_req_lost(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+	fault_add_fn add = fault_add();
+	char spec[160], err[256];
+	struct fx fx;
+
+	fx_need_local_passive();
+	fx_reach(&fx, AF_INET, FX_ROUTE_RESOLVED);
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/unreachable nth=1 port=%u", (unsigned)fx.port);
+	assert_int_equal(add(spec, err, sizeof err), 1);
+	FX_OK(rdma_connect(fx.client, &param));
+	assert_true(fx_quiet(fx.server_ch, 1000));
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 10000);
+	fx_release(&fx);
 }

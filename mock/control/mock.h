@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 /* Symbols a drop-in library exports; everything else stays hidden. The
  * version scripts (the .map files) then give each its rdma-core version. */
@@ -33,6 +35,29 @@ void mock_not_implemented(const char *call, int *said);
  * "rdmamock/<library>/<function>". When the point is enabled and fires, the
  * call fails with the errno given as the point's failinfo (EIO if 0). */
 bool mock_fault(const char *point, int *err);
+
+/* The fabric's faults (fault.c): what a fault that fires does, and where a
+ * point is reached, to match the faults' targets against (an unset field:
+ * NULL, -1, or pid 0 for this process). */
+struct fault_action {
+	char point[64];
+	int value; /* errno= or status= */
+	bool has_value;
+	uint8_t data[64]; /* data=: private data */
+	uint8_t data_len;
+	bool has_data;
+};
+struct fault_where {
+	const char *dev;
+	const struct sockaddr *addr;
+	int port;
+	int64_t qpn;
+	int pid;
+};
+/* Whether a fault of the table fires at point, here; its action in out. */
+bool fault_fire(const char *point, const struct fault_where *where, struct fault_action *out);
+/* A member slot of the fabric was reaped: the faults it held let go. */
+void fault_forget_member(int slot);
 
 #define FAULT_NAME(lib, fn) "rdmamock/" lib "/" fn
 

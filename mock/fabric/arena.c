@@ -44,7 +44,7 @@
 #define FAB_MAGIC 0x6b636f6d616d6472ull /* "rdmamock" */
 /* Bumped whenever struct fab_shared or anything in the arena changes
  * shape: a process never joins a fabric of another layout. */
-#define FAB_LAYOUT 1
+#define FAB_LAYOUT 2
 #define FAB_ARENA_SIZE (1ull << 30)
 /* Where a shared fabric is mapped in every process: high in the range
  * where a process maps libraries, and where ASan and TSan allow an
@@ -405,15 +405,18 @@ pid_t fab_owner_pid(int owner)
 	return sh->members[owner].pid;
 }
 
-void *fab_root(enum fab_root which, size_t size)
+void *fab_root(enum fab_root which, size_t size, void (*init)(void *root))
 {
 	void *root;
 
 	fab_attach();
 	fab_mutex_lock(&sh->alloc_lock);
 	root = sh->roots[which];
-	if (!root)
+	if (!root) {
 		root = sh->roots[which] = alloc_locked(FAB_OWNER_FABRIC, size);
+		if (root && init)
+			init(root);
+	}
 	fab_mutex_unlock(&sh->alloc_lock);
 	if (!root)
 		die("the fabric's arena is full: no room for a library's state");
@@ -456,6 +459,7 @@ static void reap(int owner)
 	fab_unlock();
 	if (reaper)
 		reaper(owner);
+	fault_forget_member(owner);
 	fab_mutex_lock(&sh->alloc_lock);
 	while ((b = m->blocks))
 		free_locked(b);
@@ -623,6 +627,8 @@ static void leave(void)
 
 	if (!sh || self < 0 || !shared_mode || self_pid != getpid())
 		return;
+	/* The faults it added go with it now, not when it is reaped. */
+	fault_forget_member(self);
 	if (flock(lock_fd, LOCK_EX) == 0) {
 		/* Two processes exiting together each see the other alive:
 		 * the one that looks second sees the first has exited. */

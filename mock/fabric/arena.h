@@ -66,12 +66,14 @@ void fab_cond_init(pthread_cond_t *c);
  * that fork handling takes it in order: verbs lock, fabric lock, arena. */
 pthread_mutex_t *fab_verbs_lock(void);
 /* A root pointer per drop-in library for its shared state, made on first
- * use (zeroed, `size` bytes) under the arena's lock. */
+ * use (zeroed, `size` bytes) under the arena's lock, then given to init
+ * (if not NULL) under that lock, once. */
 enum fab_root {
 	FAB_ROOT_VERBS,
+	FAB_ROOT_FAULTS,
 	FAB_ROOTS,
 };
-void *fab_root(enum fab_root which, size_t size);
+void *fab_root(enum fab_root which, size_t size, void (*init)(void *root));
 
 /* Members: each process on the fabric holds a slot. A slot whose process
  * is gone is reaped: its ids and QPs are torn down as the kernel tears

@@ -365,14 +365,23 @@ static void send_rej(struct fab_id *id, int reason, const void *data, uint8_t le
 	fab_queue_event(peer, RDMA_CM_EVENT_REJECTED, reason, &p, NULL);
 }
 
-/* A REQ nobody takes: the REJ the IB CM sends in its place. */
-static void reject_request(struct fab_id *active, int reason)
+/* A REQ nobody takes: the REJ the IB CM sends in its place (or the one a
+ * fault makes: its reason and private data). */
+static void reject_request_with(struct fab_id *active, int reason, const void *data, uint8_t len)
 {
 	struct fab_conn_param p = { .private_data_len = REJ_PRIVATE };
+
+	if (data && len)
+		memcpy(p.private_data, data, len < REJ_PRIVATE ? len : REJ_PRIVATE);
 
 	active->cm = CM_IDLE;
 	fab_timer_cancel(active);
 	fab_queue_event(active, RDMA_CM_EVENT_REJECTED, reason, &p, NULL);
+}
+
+static void reject_request(struct fab_id *active, int reason)
+{
+	reject_request_with(active, reason, NULL, 0);
 }
 
 /* cma_find_listener, per device. No listener on the port on this device
@@ -451,6 +460,40 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
 	return conn;
 }
 
+/* The faults at a REQ (fault.c): a REQ lost on the way (the peer never
+ * answers: sent again, and UNREACHABLE after the last try), or rejected
+ * with the fault's status (28, "consumer defined", unless given) and
+ * private data. Aimed by the destination's device, address and port, and
+ * the active side's process. */
+static bool req_fault(struct fab_id *active, struct fab_device *dev)
+{
+	struct fault_where where = {
+		.dev = dev->name,
+		.addr = (const struct sockaddr *)&active->dst,
+		.port = fab_addr_port((const struct sockaddr *)&active->dst),
+		.qpn = -1,
+		.pid = fab_owner_pid(fab_owner_of(active)),
+	};
+	struct fault_action act;
+
+	if (fault_fire("rdmamock/rdmacm/event/unreachable", &where, &act)) {
+		retry_req(active);
+		return true;
+	}
+	if (!fault_fire("rdmamock/rdmacm/event/rejected", &where, &act))
+		return false;
+	if (active->qp_type == IBV_QPT_UD) {
+		struct fab_conn_param rep = { .private_data_len = act.data_len };
+
+		memcpy(rep.private_data, act.data, rep.private_data_len);
+		sidr_answer(active, act.has_value ? act.value : SIDR_REJECT, &rep, NULL);
+	} else {
+		reject_request_with(active, act.has_value ? act.value : REJ_CONSUMER_DEFINED, act.data,
+				    act.data_len);
+	}
+	return true;
+}
+
 /* One REQ on the wire. A full backlog drops it silently (ucma returns
  * -ENOMEM, the CM answers nothing) and the sender tries again later; after
  * the last try it gives up with UNREACHABLE. */
@@ -470,6 +513,8 @@ static void send_req(struct fab_id *active, int unused)
 	if (active->cm != CM_REQ_SENT)
 		return;
 	active->req_sends++;
+	if (req_fault(active, dev))
+		return;
 	listener = find_listener(active, dev, &reason);
 	if (!listener && ud) {
 		/* cm_sidr_req_handler: nobody serves the id. */

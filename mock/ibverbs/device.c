@@ -114,7 +114,7 @@ void verbs_lock_give(void)
 
 struct verbs_shared *verbs_shared(void)
 {
-	return fab_root(FAB_ROOT_VERBS, sizeof(struct verbs_shared));
+	return fab_root(FAB_ROOT_VERBS, sizeof(struct verbs_shared), NULL);
 }
 
 /* A dead process's MRs and SRQs leave the lists other processes search

@@ -82,6 +82,25 @@ const char *rdmamock_fabric(void);
  * pid is not on the fabric: it never was, or it ended and was reaped. */
 long rdmamock_fabric_held(int pid);
 
+/* Faults, in the syntax of RDMAMOCK_FAULTS: faults separated by ';', each a
+ * fault point and key=value words, for example
+ *   rdmamock/rdmacm/rdma_connect errno=ECONNREFUSED nth=2
+ *   rdmamock/rdmacm/event/rejected status=28 data=0102 port=7471
+ * Keys: what happens (errno=, status=, data=) and where (dev=, addr=,
+ * port=, qpn=, pid=, nth=N or N+, prob= with seed=); README, "Fault
+ * points", has the points and what each key means to them. A fault is in
+ * the fabric: it reaches every process on it, and lives while a process
+ * that added it does. Returns how many faults spec held; -EINVAL with a
+ * message in err naming the bad part (and nothing added), or -ENOSPC. */
+int rdmamock_fault_add(const char *spec, char *err, size_t errlen);
+/* Parse spec as rdmamock_fault_add would, and add nothing: how many faults
+ * it has, or -EINVAL with the message in err. Needs no fabric. */
+int rdmamock_fault_check(const char *spec, char *err, size_t errlen);
+/* Remove every fault of the fabric; returns how many there were. */
+int rdmamock_fault_clear(void);
+/* How many times the faults at point have fired, fabric-wide. */
+long rdmamock_fault_fired(const char *point);
+
 #ifdef __cplusplus
 }
 #endif
