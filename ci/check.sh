@@ -51,6 +51,9 @@ fi
 step "fault points from outside: fiu-run on an unmodified program"
 bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"
 
+step "rdmamock-run: faults in the fabric, on unmodified programs"
+bash ci/check-run.sh "$build"
+
 step "conformance suite on the system's rdma-core"
 "$conf/rdmacheck-real" --timeout "${TIMEOUT:-30}" --tap "$out/real.tap" \
 	--junit "$out/real.xml" --results "$out/real.tsv"
