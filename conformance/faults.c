@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "fixtures.h"
+#include "qp.h"
 
 static void enable(const char *point, int err, unsigned flags)
 {
@@ -224,4 +225,51 @@ void rdma_connect__fault_req_lost(void **state)
 	assert_true(fx_quiet(fx.server_ch, 1000));
 	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 10000);
 	fx_release(&fx);
+}
+
+/* The second of three sends fails with the fault's status, as if the
+ * device had failed it: the QP enters ERR, the third send and the receives
+ * still posted are flushed. */
+void ibv_post_send__fault_wc_status(void **state)
+{
+	enum ibv_wc_status want_send[] = { IBV_WC_SUCCESS, IBV_WC_REM_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR };
+	enum ibv_wc_status want_recv[] = { IBV_WC_SUCCESS, IBV_WC_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR };
+	fault_add_fn add = fault_add();
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	char spec[160], err[256];
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	snprintf(spec, sizeof spec, "rdmamock/ibverbs/wc status=IBV_WC_REM_ACCESS_ERR qpn=%u nth=2",
+		 q.qp->qp_num);
+	assert_int_equal(add(spec, err, sizeof err), 1);
+	for (uint64_t i = 0; i < 3; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)q.buf + 32, .length = 8, .lkey = q.mr->lkey };
+		struct ibv_recv_wr rwr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad_rwr;
+
+		FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &bad_rwr));
+	}
+	for (uint64_t i = 0; i < 3; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	}
+	for (int n = 0; n < 6; n++) {
+		struct ibv_wc wc;
+
+		fx_poll_one(q.cq, &wc);
+		if (wc.wr_id < 3 && wc.status != want_send[wc.wr_id])
+			fail_msg("send %d: %s, not %s", (int)wc.wr_id, ibv_wc_status_str(wc.status),
+				 ibv_wc_status_str(want_send[wc.wr_id]));
+		if (wc.wr_id >= 100 && wc.status != want_recv[wc.wr_id - 100])
+			fail_msg("receive %d: %s, not %s", (int)wc.wr_id - 100, ibv_wc_status_str(wc.status),
+				 ibv_wc_status_str(want_recv[wc.wr_id - 100]));
+	}
+	FX_VERBS_OK(ibv_query_qp(q.qp, &attr, IBV_QP_STATE, &init));
+	assert_int_equal(attr.qp_state, IBV_QPS_ERR);
+	fx_qp_release(&q);
 }

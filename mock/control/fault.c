@@ -78,6 +78,33 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
+/* A status by number, or a work completion's by name (IBV_WC_REM_ACCESS_ERR). */
+static bool parse_status(const char *s, int *out)
+{
+	static const char *const wc[] = {
+		"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR",
+		"IBV_WC_LOC_EEC_OP_ERR", "IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR",
+		"IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR", "IBV_WC_LOC_ACCESS_ERR",
+		"IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_REM_OP_ERR",
+		"IBV_WC_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR", "IBV_WC_LOC_RDD_VIOL_ERR",
+		"IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR", "IBV_WC_INV_EECN_ERR",
+		"IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR", "IBV_WC_RESP_TIMEOUT_ERR",
+		"IBV_WC_GENERAL_ERR",
+	};
+	long v;
+
+	if (parse_long(s, INT_MIN, INT_MAX, &v)) {
+		*out = (int)v;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof wc / sizeof *wc; i++)
+		if (!strcmp(s, wc[i])) {
+			*out = (int)i;
+			return true;
+		}
+	return false;
+}
+
 /* An errno by number or by name (ECONNREFUSED). */
 static bool parse_errno(const char *s, int *out)
 {
@@ -153,9 +180,8 @@ static bool parse_key(struct fault *f, const char *word, char *err, size_t errle
 			return BAD("errno=%s: not an errno (a number 1-4095 or a name such as ECONNREFUSED)", val);
 		f->act.has_value = true;
 	} else if (!strcmp(key, "status")) {
-		if (!parse_long(val, INT_MIN, INT_MAX, &v))
-			return BAD("status=%s: not a number", val);
-		f->act.value = (int)v;
+		if (!parse_status(val, &f->act.value))
+			return BAD("status=%s: not a number or an IBV_WC_ name", val);
 		f->act.has_value = true;
 	} else if (!strcmp(key, "data")) {
 		if (!parse_hex(val, f->act.data, &f->act.data_len, sizeof f->act.data))
@@ -226,6 +252,11 @@ static bool parse_fault(struct fault *f, char *text, char *err, size_t errlen)
 	while ((word = strtok_r(NULL, " \t", &save)))
 		if (!parse_key(f, word, err, errlen))
 			return false;
+	/* A completion's status is an error one: IBV_WC_SUCCESS + 1 .. GENERAL_ERR. */
+	if (!strcmp(f->act.point, "rdmamock/ibverbs/wc") && f->act.has_value &&
+	    (f->act.value < IBV_WC_LOC_LEN_ERR || f->act.value > IBV_WC_GENERAL_ERR))
+		return BAD("status=%d: not an error status of a work completion (1-%d)", f->act.value,
+			   IBV_WC_GENERAL_ERR);
 	return true;
 }
 
@@ -413,6 +444,11 @@ static bool chance(struct fault *f)
 	x ^= x << 17;
 	f->rng = x;
 	return (double)(x >> 11) / (double)(1ull << 53) < f->prob;
+}
+
+bool fault_any(void)
+{
+	return __atomic_load_n(&table()->live, __ATOMIC_ACQUIRE) != 0;
 }
 
 bool fault_fire(const char *point, const struct fault_where *where, struct fault_action *out)

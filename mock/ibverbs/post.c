@@ -499,6 +499,35 @@ static void wait_to_retry(struct mock_qp *mqp, enum ibv_wc_status status, uint8_
 	fab_timer_add_verbs(mqp, fab_owner_of(mqp), ns, (int)mqp->stall_gen);
 }
 
+/* A request the device failed: its completion says why (signalled or not),
+ * and the QP enters the error state, flushing what is queued behind it. */
+static void fail_request(struct mock_qp *mqp, const struct ibv_send_wr *wr,
+			 enum ibv_wc_status status, uint64_t mark)
+{
+	complete_send(mqp, wr, status, 0, mark);
+	verbs_qp_error(mqp, reliable(mqp) ? IBV_QPS_ERR : IBV_QPS_SQE);
+}
+
+/* A fault at a work request (rdmamock/ibverbs/wc): the device fails it with
+ * the fault's status (GENERAL_ERR unless given), as run_request then
+ * reports any error, with nothing sent. Aimed by the QP's device, number
+ * and process. */
+static bool wc_fault(struct mock_qp *mqp, enum ibv_wc_status *status)
+{
+	struct fault_where where = { .port = -1, .qpn = mqp->qp.qp_num };
+	struct fab_device_info dev;
+	struct fault_action act;
+
+	if (!fault_any())
+		return false;
+	if (!fab_device_by_serial(mqp->dev_serial, &dev))
+		where.dev = dev.name;
+	if (!fault_fire("rdmamock/ibverbs/wc", &where, &act))
+		return false;
+	*status = act.has_value ? (enum ibv_wc_status)act.value : IBV_WC_GENERAL_ERR;
+	return true;
+}
+
 /* Carry the request out; complete it, or stall the queue on it. True when
  * it stalled. */
 static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark,
@@ -506,20 +535,23 @@ static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 {
 	uint64_t len = is_atomic(wr->opcode) ? 8 : wr_length(wr);
 	uint8_t rnr_timer = 0;
-	enum ibv_wc_status status = execute(mqp, wr, len, &rnr_timer);
+	enum ibv_wc_status status;
 
+	if (!retry && wc_fault(mqp, &status)) {
+		fail_request(mqp, wr, status, mark);
+		return false;
+	}
+	status = execute(mqp, wr, len, &rnr_timer);
 	if (status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RNR_RETRY_EXC_ERR) {
 		if (!retry)
 			stall_append(mqp, wr, mark);
 		wait_to_retry(mqp, status, rnr_timer, !retry || status != mqp->stall_status);
 		return true;
 	}
-	if (status != IBV_WC_SUCCESS) {
-		complete_send(mqp, wr, status, 0, mark);
-		verbs_qp_error(mqp, reliable(mqp) ? IBV_QPS_ERR : IBV_QPS_SQE);
-	} else if (mqp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
+	if (status != IBV_WC_SUCCESS)
+		fail_request(mqp, wr, status, mark);
+	else if (mqp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
 		complete_send(mqp, wr, status, len, mark);
-	}
 	return false;
 }
 
