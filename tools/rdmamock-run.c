@@ -1,6 +1,7 @@
 /* rdmamock-run: run an unmodified program on the mock.
  *
- *   rdmamock-run [--fabric NAME] [--topology SPEC] [--fault SPEC]... [--] PROG [ARG]...
+ *   rdmamock-run [--fabric NAME] [--topology SPEC] [--fault SPEC]...
+ *                [--wait-listen [tcp:|udp:]PORT] [--] PROG [ARG]...
  *
  * It puts the drop-in libraries first on LD_LIBRARY_PATH (the user's own
  * path stays after them), names the fabric, the topology and the faults in
@@ -8,7 +9,9 @@
  * fabric is one of the run's own (run-<pid>) unless --fabric or
  * RDMAMOCK_FABRIC names one: a script that starts a server and a client
  * gives both the same fabric, and parallel runs never meet. Each --fault is
- * checked before PROG starts; a bad one is named, and nothing runs. */
+ * checked before PROG starts; a bad one is named, and nothing runs.
+ * --wait-listen starts PROG once a CM id listens on the port (a client
+ * after its server). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define ME "rdmamock-run"
@@ -23,10 +27,13 @@
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: " ME " [--fabric NAME] [--topology SPEC] [--fault SPEC]... [--] PROG [ARG]...\n"
+		"usage: " ME " [--fabric NAME] [--topology SPEC] [--fault SPEC]...\n"
+		"                    [--wait-listen [tcp:|udp:]PORT] [--] PROG [ARG]...\n"
 		"  --fabric NAME    the fabric (RDMAMOCK_FABRIC); default: one of this run's own\n"
 		"  --topology SPEC  the devices and addresses (RDMAMOCK_TOPOLOGY syntax)\n"
 		"  --fault SPEC     faults, as RDMAMOCK_FAULTS (may be given more than once)\n"
+		"  --wait-listen [tcp:|udp:]PORT\n"
+		"                   start PROG once a CM id listens there (at most 30 s)\n"
 		"PROG's exit status is passed through; " ME " itself exits 2 on a usage\n"
 		"error or a bad fault, 127 when PROG cannot be run.\n");
 }
@@ -55,12 +62,11 @@ static void dropin_dir(char *dir, size_t size)
 	}
 }
 
-/* Check the faults with the mock's own parser (rdmamock_fault_check). */
-static void check_faults(const char *dir, const char *spec)
+/* librdmamock from the drop-in directory, and one of its calls. */
+static void *mock_call(const char *dir, const char *name)
 {
-	int (*check)(const char *, char *, size_t);
-	char path[PATH_MAX + 32], err[256];
-	void *lib;
+	char path[PATH_MAX + 32];
+	void *lib, *fn;
 
 	snprintf(path, sizeof path, "%s/librdmamock.so.0", dir);
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -68,16 +74,63 @@ static void check_faults(const char *dir, const char *spec)
 		fprintf(stderr, ME ": %s\n", dlerror());
 		exit(2);
 	}
-	check = (int (*)(const char *, char *, size_t))dlsym(lib, "rdmamock_fault_check");
-	if (!check) {
-		fprintf(stderr, ME ": %s has no rdmamock_fault_check\n", path);
+	fn = dlsym(lib, name);
+	if (!fn) {
+		fprintf(stderr, ME ": %s has no %s\n", path, name);
 		exit(2);
 	}
+	return fn;
+}
+
+/* --wait-listen [tcp:|udp:]PORT: wait, up to 30 s, until a CM id listens
+ * there on the fabric. A child does the waiting, so that this process execs
+ * PROG without having joined the fabric. */
+static void wait_listen(const char *dir, const char *what)
+{
+	const char *port = strchr(what, ':') ? strchr(what, ':') + 1 : what;
+	int ps = !strncmp(what, "udp:", 4) ? 0x0111 : 0x0106; /* RDMA_PS_UDP, RDMA_PS_TCP */
+	char *end;
+	long n = strtol(port, &end, 10);
+	int status;
+	pid_t pid;
+
+	if (end == port || *end || n < 1 || n > 65535 ||
+	    (port != what && strncmp(what, "tcp:", 4) && strncmp(what, "udp:", 4))) {
+		fprintf(stderr, ME ": --wait-listen %s: not [tcp:|udp:]PORT\n", what);
+		exit(2);
+	}
+	pid = fork();
+	if (pid == 0) {
+		int (*listening)(int, unsigned short) =
+			(int (*)(int, unsigned short))mock_call(dir, "rdmamock_listening");
+
+		for (int i = 0; i < 3000; i++) {
+			if (listening(ps, (unsigned short)n) == 1)
+				_exit(0);
+			usleep(10000);
+		}
+		_exit(1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1)
+			fprintf(stderr, ME ": nobody listens on %s after 30 s\n", what);
+		else if (pid > 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 2))
+			fprintf(stderr, ME ": waiting for a listener on %s failed\n", what);
+		exit(2);
+	}
+}
+
+/* Check the faults with the mock's own parser (rdmamock_fault_check). */
+static void check_faults(const char *dir, const char *spec)
+{
+	int (*check)(const char *, char *, size_t) =
+		(int (*)(const char *, char *, size_t))mock_call(dir, "rdmamock_fault_check");
+	char err[256];
+
 	if (check(spec, err, sizeof err) < 0) {
 		fprintf(stderr, ME ": --fault: %s\n", err);
 		exit(2);
 	}
-	dlclose(lib);
 }
 
 static char *append(char *list, const char *sep, const char *item)
@@ -103,10 +156,11 @@ int main(int argc, char **argv)
 		{ "fabric", required_argument, NULL, 'f' },
 		{ "topology", required_argument, NULL, 't' },
 		{ "fault", required_argument, NULL, 'F' },
+		{ "wait-listen", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *fabric = getenv("RDMAMOCK_FABRIC"), *topology = NULL, *old;
+	const char *fabric = getenv("RDMAMOCK_FABRIC"), *topology = NULL, *listen_at = NULL, *old;
 	char dir[PATH_MAX], own[32], *faults = NULL, *path;
 	int c;
 
@@ -120,6 +174,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			faults = append(faults, ";", optarg);
+			break;
+		case 'w':
+			listen_at = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -150,6 +207,8 @@ int main(int argc, char **argv)
 	if (old && *old)
 		path = append(path, ":", old);
 	setenv("LD_LIBRARY_PATH", path, 1);
+	if (listen_at)
+		wait_listen(dir, listen_at);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, ME ": %s: %s\n", argv[optind], strerror(errno));
 	return 127;

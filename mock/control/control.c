@@ -93,3 +93,18 @@ MOCK_EXPORT long rdmamock_fabric_held(int pid)
 {
 	return fab_blocks_of(pid);
 }
+
+MOCK_EXPORT int rdmamock_listening(int ps, uint16_t port)
+{
+	struct fab_bind *b;
+	int n = 0;
+
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IPOIB && ps != RDMA_PS_IB)
+		return -EINVAL;
+	fab_lock();
+	b = port_find((enum rdma_port_space)ps, port);
+	for (struct fab_id *l = b ? b->owners : NULL; l; l = l->next_owner)
+		n += l->state == ST_LISTEN && !fab_owner_gone(fab_owner_of(l));
+	fab_unlock();
+	return n > 0;
+}

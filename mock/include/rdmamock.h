@@ -82,6 +82,11 @@ const char *rdmamock_fabric(void);
  * pid is not on the fabric: it never was, or it ended and was reaped. */
 long rdmamock_fabric_held(int pid);
 
+/* Whether a live CM id listens on port in port space ps (RDMA_PS_TCP,
+ * RDMA_PS_UDP, ...): 1 or 0; -EINVAL for an unknown port space. For a
+ * script that starts a server and must wait until it listens. */
+int rdmamock_listening(int ps, uint16_t port);
+
 /* Faults, in the syntax of RDMAMOCK_FAULTS: faults separated by ';', each a
  * fault point and key=value words, for example
  *   rdmamock/rdmacm/rdma_connect errno=ECONNREFUSED nth=2
