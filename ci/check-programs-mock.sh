@@ -7,6 +7,8 @@ set -euo pipefail
 build=$1
 lib=$build/mock/lib
 export LD_LIBRARY_PATH=$lib RDMAMOCK_FABRIC=check-programs-$$ START_DELAY=${START_DELAY:-0.5}
+# A client starts once its server listens on the fabric.
+export READY_CM="$build/bin/rdmamock-run --wait-listen"
 asan=$(ldd "$lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
 [ -z "$asan" ] || export LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0
 sh ci/check-programs.sh -o "$build/check/programs"

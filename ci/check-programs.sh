@@ -12,7 +12,9 @@
 # Environment:
 #   ADDR         the address to serve on and connect to (127.0.0.1)
 #   DEV          the device for the verbs programs (mlx5_0)
-#   START_DELAY  seconds a server is given to start listening (1)
+#   START_DELAY  seconds a server is given to start listening, where its
+#                listener cannot be seen (1)
+#   READY_CM     a command that waits for a CM listener: READY_CM [tcp:|udp:]PORT -- true
 #   PROGRAMS     the names to run, space separated (all)
 #   CLIENT_TIMEOUT, SERVER_TIMEOUT  each side's bound in seconds (30, 60;
 #                the guests give rstream's full table more under TCG)
@@ -85,26 +87,47 @@ verdict() { # NAME pass|FAIL REASON
 	fi
 }
 
-# pair NAME SERVER_EVIDENCE CLIENT_EVIDENCE SERVER_CMD -- CLIENT_CMD
-# Evidence is an extended regex the side's output must match ("" for none;
-# "forever" as SERVER_EVIDENCE: the server runs until stopped).
-pair() {
-	name=$1 sev=$2 cev=$3
-	shift 3
-	wanted "$name" || return 0
-	scmd="" ccmd=""
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
-	shift
-	ccmd="$*"
-	slog=$out/$name.server cl=$out/$name.client
+# ready SPEC: wait, at most 10 s, until the server can be reached, so the
+# client never starts too early (a perftest client then crashes, and its
+# server waits for ever). tcp:PORT: a TCP socket listens there (the verbs
+# programs' side channel, from /proc/net/tcp{,6}); cm:PORT, udp-cm:PORT: a
+# CM id listens in the TCP or UDP port space, asked through READY_CM (the
+# mock: rdmamock-run --wait-listen), else START_DELAY; "": START_DELAY.
+ready() {
+	case $1 in
+	tcp:*)
+		hex=$(printf '%04X' "${1#tcp:}")
+		i=0
+		while [ $i -lt 100 ]; do
+			cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+				awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' &&
+				return 0
+			sleep 0.1
+			i=$((i + 1))
+		done
+		sleep "$START_DELAY" ;;
+	cm:* | udp-cm:*)
+		if [ -n "${READY_CM:-}" ]; then
+			case $1 in cm:*) where=tcp:${1#cm:} ;; *) where=udp:${1#udp-cm:} ;; esac
+			# shellcheck disable=SC2086
+			timeout 10 $READY_CM "$where" -- true && return 0
+		else
+			sleep "$START_DELAY"
+		fi ;;
+	*) sleep "$START_DELAY" ;;
+	esac
+}
+
+# One run of pair's server and client: sets crc and src, their statuses.
+run_pair() {
 	# shellcheck disable=SC2086
 	timeout "$SERVER_TIMEOUT" $scmd >"$slog" 2>&1 &
 	spid=$!
-	sleep "$START_DELAY"
+	ready "$readiness"
 	# shellcheck disable=SC2086
 	timeout "$CLIENT_TIMEOUT" $ccmd >"$cl" 2>&1
 	crc=$?
-	if [ "$sev" = forever ]; then
+	if [ "$sev" = forever ] || { [ "$crc" != 0 ] && perftest_race; }; then
 		kill "$spid" 2>/dev/null
 		wait "$spid" 2>/dev/null
 		src=0
@@ -112,6 +135,42 @@ pair() {
 		wait "$spid"
 		src=$?
 	fi
+}
+
+# Debian 12's perftest (4.5-0.17) with -R: when the client's second
+# connection reaches the server before it listens again, it is rejected
+# (8), the client's retry crashes, and the server waits for ever. Upstream
+# fixed the retry later (perftest 3d9d8d0, e2b3dcf). On the mock, which
+# resolves addresses and routes at once, clients win that race often (2 of
+# 8 -R runs in one check); on rxe it has not shown. Such a run is run again
+# (up to 4 runs), and says so.
+perftest_race() {
+	case $name in
+	ib_*-R) grep -q 'RDMA_CM_EVENT_REJECTED; error: 8' "$cl" ;;
+	*) return 1 ;;
+	esac
+}
+
+# pair NAME READY SERVER_EVIDENCE CLIENT_EVIDENCE SERVER_CMD -- CLIENT_CMD
+# READY: how to know the server listens (see ready). Evidence is an
+# extended regex the side's output must match ("" for none; "forever" as
+# SERVER_EVIDENCE: the server runs until stopped).
+pair() {
+	name=$1 readiness=$2 sev=$3 cev=$4
+	shift 4
+	wanted "$name" || return 0
+	scmd="" ccmd=""
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
+	shift
+	ccmd="$*"
+	slog=$out/$name.server cl=$out/$name.client
+	run_pair
+	tries=1
+	while [ "$crc" != 0 ] && [ $tries -lt 4 ] && perftest_race; do
+		echo "note    $name: perftest 4.5-0.17's connect race (REJECTED 8, its retry crashed): run again"
+		run_pair
+		tries=$((tries + 1))
+	done
 	why=""
 	# 124: coreutils' timeout; 143: busybox's (the guests)
 	case $crc in 124 | 143) why="the client did not end within $CLIENT_TIMEOUT s" ;; esac
@@ -157,15 +216,15 @@ single() {
 done_re='data transfers complete'
 
 # ---------------------------------------------------------------- rdmacm-utils
-pair rping "server ping data: rdma-ping-9" "ping data: rdma-ping-9" \
+pair rping cm:7174 "server ping data: rdma-ping-9" "ping data: rdma-ping-9" \
 	rping -s -a "$ADDR" -C 10 -v -- rping -c -a "$ADDR" -C 10 -v
-pair ucmatose "$done_re" "$done_re" ucmatose -- ucmatose -s "$ADDR"
-pair cmtime forever '^connect +:' cmtime -c 20 -- cmtime -s "$ADDR" -c 20
-pair udaddy "$done_re" "$done_re" udaddy -- udaddy -s "$ADDR"
-pair mckey "$done_re" "$done_re" mckey -m 239.1.2.3 -b "$ADDR" -- mckey -m 239.1.2.3 -s -b "$ADDR"
-pair rdma_server "rdma_server: end 0" "rdma_client: end 0" rdma_server -- rdma_client -s "$ADDR"
-pair rdma_xserver "rdma_xserver: end 0" "rdma_xclient: end 0" rdma_xserver -- rdma_xclient -s "$ADDR"
-pair rdma_xserver-xrc "rdma_xserver: end 0" "rdma_xclient: end 0" \
+pair ucmatose cm:7471 "$done_re" "$done_re" ucmatose -- ucmatose -s "$ADDR"
+pair cmtime cm:7471 forever '^connect +:' cmtime -c 20 -- cmtime -s "$ADDR" -c 20
+pair udaddy udp-cm:7174 "$done_re" "$done_re" udaddy -- udaddy -s "$ADDR"
+pair mckey "" "$done_re" "$done_re" mckey -m 239.1.2.3 -b "$ADDR" -- mckey -m 239.1.2.3 -s -b "$ADDR"
+pair rdma_server cm:7471 "rdma_server: end 0" "rdma_client: end 0" rdma_server -- rdma_client -s "$ADDR"
+pair rdma_xserver cm:7471 "rdma_xserver: end 0" "rdma_xclient: end 0" rdma_xserver -- rdma_xclient -s "$ADDR"
+pair rdma_xserver-xrc cm:7471 "rdma_xserver: end 0" "rdma_xclient: end 0" \
 	rdma_xserver -c x -- rdma_xclient -s "$ADDR" -c x
 
 # rsockets. rstream and riostream run their whole size table; rcopy's
@@ -174,8 +233,8 @@ pair rdma_xserver-xrc "rdma_xserver: end 0" "rdma_xclient: end 0" \
 # mock's, and rxe's on a 1500-byte link), where they are dropped and the
 # client waits for ever, so it echoes 512 bytes.
 table_end='^1m_bw +1m +100 '
-pair rstream "$table_end" "$table_end" rstream -b "$ADDR" -- rstream -s "$ADDR"
-pair riostream "$table_end" "$table_end" riostream -b "$ADDR" -- riostream -s "$ADDR"
+pair rstream cm:7471 "$table_end" "$table_end" rstream -b "$ADDR" -- rstream -s "$ADDR"
+pair riostream cm:7471 "$table_end" "$table_end" riostream -b "$ADDR" -- riostream -s "$ADDR"
 if wanted rcopy; then
 	head -c 1000000 /dev/urandom >"$out/rcopy.src"
 	rm -f "$out/rcopy.dst"
@@ -183,20 +242,20 @@ if wanted rcopy; then
 	rcopy "$1" "$2:$3" && cmp "$1" "$3" && echo "rcopy: $3 arrived intact"
 	EOF
 fi
-pair rcopy forever "arrived intact" rcopy -- sh "$out/rcopy-client.sh" "$out/rcopy.src" "$ADDR" "$out/rcopy.dst"
-pair udpong forever '^custom +512 ' udpong -b "$ADDR" -- udpong -s "$ADDR" -S 512
+pair rcopy cm:7427 forever "arrived intact" rcopy -- sh "$out/rcopy-client.sh" "$out/rcopy.src" "$ADDR" "$out/rcopy.dst"
+pair udpong udp-cm:7174 forever '^custom +512 ' udpong -b "$ADDR" -- udpong -s "$ADDR" -S 512
 
 # ---------------------------------------------------------------- ibverbs-utils
 single ibv_devinfo "hca_id:[[:space:]]+$DEV" ibv_devinfo -v -d "$DEV"
 for t in rc uc srq; do
-	pair "ibv_${t}_pingpong" "iters in" "iters in" \
+	pair "ibv_${t}_pingpong" tcp:18515 "iters in" "iters in" \
 		"ibv_${t}_pingpong" -d "$DEV" -g "$GIDX" -- "ibv_${t}_pingpong" -d "$DEV" -g "$GIDX" "$ADDR"
 done
 # A UD message is one packet: the port's MTU (1024 on the mock and rxe)
 # bounds it, where the program's default is 2048.
-pair ibv_ud_pingpong "iters in" "iters in" \
+pair ibv_ud_pingpong tcp:18515 "iters in" "iters in" \
 	ibv_ud_pingpong -d "$DEV" -g "$GIDX" -s 1024 -- ibv_ud_pingpong -d "$DEV" -g "$GIDX" -s 1024 "$ADDR"
-pair ibv_xsrq_pingpong "success" "success" \
+pair ibv_xsrq_pingpong tcp:18515 "success" "success" \
 	ibv_xsrq_pingpong -d "$DEV" -g "$GIDX" -- ibv_xsrq_pingpong -d "$DEV" -g "$GIDX" "$ADDR"
 
 # ---------------------------------------------------------------- perftest
@@ -204,9 +263,9 @@ pair ibv_xsrq_pingpong "success" "success" \
 row='^ *[0-9]+ +[0-9]+ +[0-9.]+'
 for t in send write read atomic; do
 	for k in bw lat; do
-		pair "ib_${t}_$k" "" "$row" "ib_${t}_$k" -d "$DEV" -x "$GIDX" -- \
+		pair "ib_${t}_$k" tcp:18515 "" "$row" "ib_${t}_$k" -d "$DEV" -x "$GIDX" -- \
 			"ib_${t}_$k" -d "$DEV" -x "$GIDX" "$ADDR"
-		pair "ib_${t}_$k-R" "" "$row" "ib_${t}_$k" -d "$DEV" -R -- \
+		pair "ib_${t}_$k-R" cm:18515 "" "$row" "ib_${t}_$k" -d "$DEV" -R -- \
 			"ib_${t}_$k" -d "$DEV" -R "$ADDR"
 	done
 done
