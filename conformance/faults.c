@@ -163,21 +163,35 @@ void rdmamock_fault_add__nth_hit(void **state)
 			rdma_destroy_event_channel(ch[i]);
 }
 
+/* A connection of this process's own up to ROUTE_RESOLVED. */
+static void reach_route(struct fx *fx)
+{
+	fx_need_local_passive();
+	fx_reach(fx, AF_INET, FX_ROUTE_RESOLVED);
+}
+
+/* Add spec's n faults, then rdma_connect. */
+static void connect_with(struct fx *fx, const char *spec, int n)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
+	char err[256];
+
+	if (fault_add()(spec, err, sizeof err) != n)
+		fail_msg("rdmamock_fault_add(%s): %s", spec, err);
+	FX_OK(rdma_connect(fx->client, &param));
+}
+
 /* A fault aimed elsewhere (another port, another process) does not fire:
  * the request reaches the listener. */
 void rdma_connect__fault_aimed_elsewhere(void **state)
 {
-	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
-	fault_add_fn add = fault_add();
-	char spec[160], err[256];
+	char spec[160];
 	struct fx fx;
 
-	fx_need_local_passive();
-	fx_reach(&fx, AF_INET, FX_ROUTE_RESOLVED);
+	reach_route(&fx);
 	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/rejected port=%u; rdmamock/rdmacm/event/rejected pid=%d",
 		 (unsigned)fx.port + 1, (int)getppid());
-	assert_int_equal(add(spec, err, sizeof err), 2);
-	FX_OK(rdma_connect(fx.client, &param));
+	connect_with(&fx, spec, 2);
 	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 2000);
 	fx_release(&fx);
 }
@@ -187,18 +201,14 @@ void rdma_connect__fault_aimed_elsewhere(void **state)
 void rdma_connect__fault_rejected(void **state)
 {
 	static const uint8_t data[] = { 0xde, 0xad, 0xbe, 0xef };
-	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
-	fault_add_fn add = fault_add();
 	struct rdma_cm_event *ev;
-	char spec[160], err[256];
+	char spec[160];
 	struct fx fx;
 
-	fx_need_local_passive();
-	fx_reach(&fx, AF_INET, FX_ROUTE_RESOLVED);
+	reach_route(&fx);
 	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/rejected status=10 data=deadbeef port=%u pid=%d",
 		 (unsigned)fx.port, (int)getpid());
-	assert_int_equal(add(spec, err, sizeof err), 1);
-	FX_OK(rdma_connect(fx.client, &param));
+	connect_with(&fx, spec, 1);
 	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_REJECTED, 2000);
 	assert_int_equal(ev->status, 10);
 	assert_true(ev->param.conn.private_data_len >= sizeof data);
@@ -212,16 +222,12 @@ void rdma_connect__fault_rejected(void **state)
  * listener hears of the request then, not before. */
 void rdma_connect__fault_req_lost(void **state)
 {
-	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7 };
-	fault_add_fn add = fault_add();
-	char spec[160], err[256];
+	char spec[160];
 	struct fx fx;
 
-	fx_need_local_passive();
-	fx_reach(&fx, AF_INET, FX_ROUTE_RESOLVED);
+	reach_route(&fx);
 	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/unreachable nth=1 port=%u", (unsigned)fx.port);
-	assert_int_equal(add(spec, err, sizeof err), 1);
-	FX_OK(rdma_connect(fx.client, &param));
+	connect_with(&fx, spec, 1);
 	assert_true(fx_quiet(fx.server_ch, 1000));
 	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 10000);
 	fx_release(&fx);
