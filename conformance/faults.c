@@ -279,3 +279,64 @@ void ibv_post_send__fault_wc_status(void **state)
 	assert_int_equal(attr.qp_state, IBV_QPS_ERR);
 	fx_qp_release(&q);
 }
+
+/* An id of this process's own, on a channel, and its destination. */
+static struct rdma_cm_id *new_id(struct rdma_event_channel *ch, struct sockaddr_storage *dst)
+{
+	struct rdma_cm_id *id;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), dst);
+	return id;
+}
+
+static void add_for_me(const char *point_and_keys)
+{
+	char spec[200], err[256];
+
+	snprintf(spec, sizeof spec, "%s pid=%d", point_and_keys, (int)getpid());
+	if (fault_add()(spec, err, sizeof err) != 1)
+		fail_msg("rdmamock_fault_add(%s): %s", spec, err);
+}
+
+/* ADDR_ERROR with the fault's status where the address would resolve; the
+ * id is bound again, and resolves the next time. */
+void rdma_resolve_addr__fault_addr_error(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage dst;
+	struct rdma_cm_id *id = new_id(ch, &dst);
+	struct rdma_cm_event *ev;
+
+	add_for_me("rdmamock/rdmacm/event/addr_error status=-113 nth=1");
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	ev = fx_expect(ch, RDMA_CM_EVENT_ADDR_ERROR, 2000);
+	assert_int_equal(ev->status, -EHOSTUNREACH);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 2000);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/* ROUTE_ERROR (-ETIMEDOUT by default), as a path query that failed; the id
+ * is back in ADDR_RESOLVED and resolves its route the next time. */
+void rdma_resolve_route__fault_route_error(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage dst;
+	struct rdma_cm_id *id = new_id(ch, &dst);
+	struct rdma_cm_event *ev;
+
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 2000);
+	add_for_me("rdmamock/rdmacm/event/route_error nth=1");
+	FX_OK(rdma_resolve_route(id, 2000));
+	ev = fx_expect(ch, RDMA_CM_EVENT_ROUTE_ERROR, 2000);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_resolve_route(id, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 2000);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}

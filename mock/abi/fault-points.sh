@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every fault point of the mock, one per line, sorted: each entry point's
 # (FAULT_* in a library's sources, whose "#define LIB" names the library)
-# and each asynchronous point (fault_fire("rdmamock/...") in the fabric).
+# and each asynchronous point (a *fault*("rdmamock/...") call in the fabric
+# or a library).
 #   mock/abi/fault-points.sh [-c]     -c: as a C array, for fault.c
 set -eu
 cd "$(dirname "$0")/../.."
@@ -10,7 +11,7 @@ points() {
 		lib=$(sed -n 's/^#define LIB "\(.*\)"/\1/p' "$f")
 		{ grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z0-9_]+"\)|FAULT_NAME\(LIB, "[a-z0-9_]+"\)' "$f" || true; } |
 			sed -E "s|.*\"([a-z0-9_]+)\".*|rdmamock/$lib/\1|"
-		{ grep -oE 'fault_fire\("rdmamock/[a-z0-9_/]+"' "$f" || true; } | sed -E 's|.*"(.*)"|\1|'
+		{ grep -oE '[a-z_]*fault[a-z_]*\("rdmamock/[a-z0-9_/]+"' "$f" || true; } | sed -E 's|.*"(.*)"|\1|'
 	done | sort -u
 }
 if [ "${1:-}" = -c ]; then

@@ -174,6 +174,36 @@ int fab_bind(struct fab_id *id, const struct sockaddr *addr)
 
 /* ---------------------------------------------------------------- resolve */
 
+/* A fault at an id's step (fault.c), aimed by the destination's device,
+ * address and port, and the id's process. */
+static bool id_fault(const char *point, const struct fab_id *id, const struct fab_device *dev,
+		     struct fault_action *act)
+{
+	struct fault_where where = {
+		.dev = dev ? dev->name : NULL,
+		.addr = (const struct sockaddr *)&id->dst,
+		.port = fab_addr_port((const struct sockaddr *)&id->dst),
+		.qpn = -1,
+		.pid = fab_owner_pid(fab_owner_of(id)),
+	};
+
+	return fault_any() && fault_fire(point, &where, act);
+}
+
+/* Address resolution fails where it would succeed: ADDR_ERROR with the
+ * fault's status (-ETIMEDOUT, an ARP that went unanswered, unless given);
+ * the id is bound again, as addr_handler leaves it. */
+static bool addr_fault(struct fab_id *id, const struct fab_device *dev)
+{
+	struct fault_action act;
+
+	if (!id_fault("rdmamock/rdmacm/event/addr_error", id, dev, &act))
+		return false;
+	id->state = ST_ADDR_BOUND;
+	fab_queue_event(id, RDMA_CM_EVENT_ADDR_ERROR, act.has_value ? act.value : -ETIMEDOUT, NULL, NULL);
+	return true;
+}
+
 static void addr_query_timed_out(struct fab_id *id, int unused)
 {
 	if (id->state != ST_ADDR_QUERY)
@@ -244,6 +274,8 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 		return 0;
 	}
 	if (target) {
+		if (addr_fault(id, target))
+			return 0;
 		attach_device(id, target);
 		id->state = ST_ADDR_RESOLVED;
 		fab_queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL);
@@ -254,6 +286,8 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 		 * (the route lookup takes the source's device); the source
 		 * stays. Measured on rxe: 192.0.2.1 -> 239.1.1.1 and
 		 * 2001:db8::1 -> ff0e::1:2 both give ADDR_RESOLVED. */
+		if (addr_fault(id, id->dev))
+			return 0;
 		id->state = ST_ADDR_RESOLVED;
 		fab_queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL);
 		return 0;
@@ -292,14 +326,21 @@ int fab_resolve_addr(struct fab_id *id, const struct sockaddr *src,
 }
 
 /* cma_resolve_iboe_route: RoCE needs no SA query. It completes at once and
- * never produces ROUTE_ERROR; its errors are returned by the call. */
+ * never produces ROUTE_ERROR; its errors are returned by the call. A fault
+ * (rdmamock/rdmacm/event/route_error) gives ROUTE_ERROR as an IB path query
+ * that failed would: the fault's status (-ETIMEDOUT unless given), and the
+ * id back in ADDR_RESOLVED. */
 int fab_resolve_route(struct fab_id *id, int timeout_ms)
 {
+	struct fault_action act;
 	int err = 0;
 
 	fab_lock();
 	if (!timeout_ms || !id->dev || id->state != ST_ADDR_RESOLVED) {
 		err = -EINVAL;
+	} else if (id_fault("rdmamock/rdmacm/event/route_error", id, id->dev, &act)) {
+		fab_queue_event(id, RDMA_CM_EVENT_ROUTE_ERROR, act.has_value ? act.value : -ETIMEDOUT,
+				NULL, NULL);
 	} else {
 		id->route_resolved = true;
 		id->state = ST_ROUTE_RESOLVED;
@@ -467,20 +508,13 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
  * the active side's process. */
 static bool req_fault(struct fab_id *active, struct fab_device *dev)
 {
-	struct fault_where where = {
-		.dev = dev->name,
-		.addr = (const struct sockaddr *)&active->dst,
-		.port = fab_addr_port((const struct sockaddr *)&active->dst),
-		.qpn = -1,
-		.pid = fab_owner_pid(fab_owner_of(active)),
-	};
 	struct fault_action act;
 
-	if (fault_fire("rdmamock/rdmacm/event/unreachable", &where, &act)) {
+	if (id_fault("rdmamock/rdmacm/event/unreachable", active, dev, &act)) {
 		retry_req(active);
 		return true;
 	}
-	if (!fault_fire("rdmamock/rdmacm/event/rejected", &where, &act))
+	if (!id_fault("rdmamock/rdmacm/event/rejected", active, dev, &act))
 		return false;
 	if (active->qp_type == IBV_QPT_UD) {
 		struct fab_conn_param rep = { .private_data_len = act.data_len };
