@@ -340,3 +340,29 @@ void rdma_resolve_route__fault_route_error(void **state)
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
 }
+
+/* The REP reaches the active side, and librdmacm cannot move its QP on:
+ * CONNECT_ERROR with status -1 (upstream's ERR) and the QP in ERR; no RTU
+ * goes back, so the passive side sees no ESTABLISHED. */
+void rdma_connect__fault_connect_error(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	char keys[120];
+	struct fx fx;
+
+	fx_need_local_passive();
+	fx_reach(&fx, AF_INET, FX_CONNECT_REQUESTED);
+	snprintf(keys, sizeof keys, "rdmamock/rdmacm/event/connect_error errno=EIO port=%u", (unsigned)fx.port);
+	add_for_me(keys);
+	FX_OK(rdma_accept(fx.server, &param));
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_CONNECT_ERROR, 2000);
+	assert_int_equal(ev->status, -1);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_VERBS_OK(ibv_query_qp(fx.client->qp, &attr, IBV_QP_STATE, &init));
+	assert_int_equal(attr.qp_state, IBV_QPS_ERR);
+	assert_true(fx_quiet(fx.server_ch, 500));
+	fx_release(&fx);
+}

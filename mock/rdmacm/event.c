@@ -136,12 +136,38 @@ static void process_conn_resp(struct cm_event *evt, const struct fab_conn_param 
 	}
 }
 
-/* ucma_process_conn_resp_ece, then ucma_process_conn_resp. */
+/* A fault at the answer to a REP (rdmamock/rdmacm/event/connect_error): as
+ * when librdmacm cannot move the QP on, the errno the fault names (EINVAL
+ * unless given). Aimed by device, destination address and port, QP number
+ * and process. */
+static bool conn_resp_fault(struct cm_id *cid, int *err)
+{
+	struct fault_where where = {
+		.dev = cid->id.verbs ? ibv_get_device_name(cid->id.verbs->device) : NULL,
+		.addr = rdma_get_peer_addr(&cid->id),
+		.port = ntohs(rdma_get_dst_port(&cid->id)),
+		.qpn = cid->id.qp->qp_num,
+	};
+	struct fault_action act;
+
+	if (!fault_any() || !fault_fire("rdmamock/rdmacm/event/connect_error", &where, &act))
+		return false;
+	*err = act.has_value && act.value > 0 ? act.value : EINVAL;
+	return true;
+}
+
+/* ucma_process_conn_resp_ece, then ucma_process_conn_resp. A failure is
+ * -1 with errno (upstream's ERR), which the caller reports as the status
+ * of CONNECT_ERROR; no RTU goes to the passive side. */
 int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep)
 {
 	struct ibv_ece ece = { .vendor_id = rep->ece_vendor_id, .options = rep->ece_options };
 	int err;
 
+	if (conn_resp_fault(cid, &err)) {
+		cm_qp_to_err(cid);
+		return mock_errno(err);
+	}
 	if (!rep->ece_vendor_id) {
 		/* No ECE came back: keep ours, with no options. */
 		ece.vendor_id = cid->local_ece.vendor_id;
