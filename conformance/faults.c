@@ -375,3 +375,44 @@ void rdma_connect__fault_connect_error(void **state)
 	assert_true(fx_quiet(fx.server_ch, 500));
 	fx_release(&fx);
 }
+
+/* A port taken down, as `ip link set NETDEV down` does to rxe's: the
+ * device's contexts read GID_CHANGE then PORT_ERR, the port says DOWN, and
+ * a reliable send goes unanswered until its retries run out. Brought up:
+ * PORT_ACTIVE, and the port is ACTIVE again. */
+void rdmamock_port_set__down_and_up(void **state)
+{
+	int (*port_set)(const char *, int) = (int (*)(const char *, int))fx_topology_call("rdmamock_port_set");
+	static const enum ibv_event_type down[] = { IBV_EVENT_GID_CHANGE, IBV_EVENT_PORT_ERR };
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_async_event ev;
+	struct ibv_port_attr pa;
+	const char *name;
+	struct ibv_wc wc;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC); /* retry_cnt 7: 8 tries, not endless as on rxe */
+	fx_qp_to(&q, IBV_QPS_RTS);
+	name = ibv_get_device_name(q.ctx->device);
+	assert_int_equal(port_set(name, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		fx_async_expect(q.ctx, down[i], 1000, &ev);
+		assert_int_equal(ev.element.port_num, 1);
+		ibv_ack_async_event(&ev);
+	}
+	FX_VERBS_OK(ibv_query_port(q.ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_DOWN);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+	FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	fx_poll_one(q.cq, &wc);
+	assert_int_equal(wc.wr_id, 7);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(port_set(name, 1), 0);
+	fx_async_expect(q.ctx, IBV_EVENT_PORT_ACTIVE, 1000, &ev);
+	ibv_ack_async_event(&ev);
+	FX_VERBS_OK(ibv_query_port(q.ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	fx_qp_release(&q);
+}

@@ -108,3 +108,19 @@ MOCK_EXPORT int rdmamock_listening(int ps, uint16_t port)
 	fab_unlock();
 	return n > 0;
 }
+
+MOCK_EXPORT int rdmamock_port_set(const char *name, int up)
+{
+	int serial;
+
+	fab_lock();
+	serial = topology_port_set_locked(name, up != 0);
+	fab_unlock();
+	if (serial == -EALREADY)
+		return 0;
+	if (serial < 0)
+		return serial;
+	if (fab_port_hook)
+		fab_port_hook((unsigned)serial, up != 0);
+	return 0;
+}

@@ -67,6 +67,7 @@ struct fab_device_info {
 	__be64 guid;
 	int naddrs;
 	struct sockaddr_storage addrs[FAB_MAX_ADDRS];
+	bool port_down;              /* its port, by rdmamock_port_set */
 };
 
 /* Snapshot of the current devices, in topology order; free() the array. */
@@ -263,6 +264,10 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp);
 /* The receiver of every QP, in this process (the verbs layer sets it when
  * it loads: any process may carry a packet to a QP of another). */
 void fab_set_receiver(fab_receiver receive);
+/* Told when a device's port goes down or comes up (rdmamock_port_set), in
+ * the process that changed it: libibverbs raises the port's events on
+ * every context of the device, in any process. */
+void fab_set_port_hook(void (*hook)(unsigned serial, bool up));
 bool fab_gid_is_multicast(const union ibv_gid *gid);
 /* ibv_attach_mcast / ibv_detach_mcast: -EINVAL for an unknown QP or a
  * group the QP is not in. */

@@ -23,6 +23,7 @@ struct fab_device {
 	uint32_t caps; /* enum fab_cap bits */
 	uint32_t qkey_violations; /* the port's counter: UD packets with a wrong Q_Key */
 	uint16_t ip_id;           /* the IPv4 id its RoCE v2 packets carry, counting */
+	bool port_down;           /* rdmamock_port_set: nothing goes in or out */
 };
 
 /* The kernel's rdma_cm_state, as far as the mock needs it. */
@@ -215,6 +216,10 @@ int topology_device_add_locked(const char *name, enum rdmamock_personality p);
 int topology_device_add_addr_locked(const char *name, const char *addr);
 int topology_device_remove_locked(const char *name);
 int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on);
+int topology_port_set_locked(const char *name, bool up);
+bool topology_port_down_locked(unsigned serial);
+/* The verbs layer's hook for a port that went down or came up (fabric.h). */
+extern void (*fab_port_hook)(unsigned serial, bool up);
 
 /* Addresses (cm.c and addr.c, used by topology.c too). */
 bool fab_addr_is_any(const struct sockaddr *addr);

@@ -172,6 +172,14 @@ static struct fab_qp *unicast_target(const struct fab_packet *pkt)
 	return qp;
 }
 
+void (*fab_port_hook)(unsigned serial, bool up);
+
+void fab_set_port_hook(void (*hook)(unsigned serial, bool up))
+{
+	fab_port_hook = hook;
+}
+
+/* A packet leaves no port that is down, and reaches none. */
 void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 {
 	struct fab_qp *qp;
@@ -181,8 +189,14 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 	resp->ack = FAB_NO_ANSWER;
 	resp->atomic_orig = 0;
 	fab_lock();
+	if (topology_port_down_locked(pkt->src_dev)) {
+		fab_unlock();
+		return;
+	}
 	if (!fab_gid_is_multicast(&pkt->dgid)) {
 		qp = unicast_target(pkt);
+		if (qp && topology_port_down_locked(qp->dev_serial))
+			qp = NULL;
 		fab_unlock();
 		/* The receiver runs without the fabric's lock: it may call in. */
 		if (qp)
@@ -198,6 +212,8 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 
 		fab_lock();
 		qp = *qp_slot(members[i]);
+		if (qp && topology_port_down_locked(qp->dev_serial))
+			qp = NULL;
 		fab_unlock();
 		if (qp && receiver)
 			receiver(qp->receiver, pkt, &r);

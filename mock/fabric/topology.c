@@ -464,6 +464,7 @@ static void snapshot(const struct fab_device *dev, struct fab_device_info *out)
 	out->personality = dev->personality;
 	out->guid = dev->guid;
 	out->naddrs = dev->naddrs;
+	out->port_down = dev->port_down;
 	memcpy(out->addrs, dev->addrs, sizeof out->addrs);
 }
 
@@ -574,6 +575,27 @@ bool topology_device_has_gid(unsigned serial, const union ibv_gid *gid)
 		if (!memcmp(&g, gid, sizeof g))
 			return true;
 	return false;
+}
+
+/* The port of a device goes down or comes up. Returns the device's serial
+ * (>= 0) when its state changed, -EALREADY when it was so, -ENODEV. */
+int topology_port_set_locked(const char *name, bool up)
+{
+	struct fab_device *dev = name ? find_in(fab.devices, name) : NULL;
+
+	if (!dev)
+		return -ENODEV;
+	if (dev->port_down == !up)
+		return -EALREADY;
+	dev->port_down = !up;
+	return (int)dev->serial;
+}
+
+bool topology_port_down_locked(unsigned serial)
+{
+	struct fab_device *dev = by_serial(serial);
+
+	return dev && dev->port_down;
 }
 
 int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on)

@@ -205,3 +205,30 @@ void verbs_wait_async_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 	}
 	pthread_mutex_unlock(mutex);
 }
+
+/* A port went down or came up (rdmamock_port_set), told in the process
+ * that changed it: as rxe when its netdev goes down, every context of the
+ * device, in any process, reads GID_CHANGE then PORT_ERR; coming up,
+ * PORT_ACTIVE (measured on kernels 6.1 and 7.2). */
+static void port_changed(unsigned serial, bool up)
+{
+	struct ibv_async_event ev = { .element.port_num = 1 };
+
+	verbs_lock_take();
+	for (struct mock_context *mc = verbs_shared()->contexts; mc; mc = mc->next) {
+		if (mc->mdev->serial != serial)
+			continue;
+		if (!up) {
+			ev.event_type = IBV_EVENT_GID_CHANGE;
+			queue(&mc->vctx.context, &ev, NULL);
+		}
+		ev.event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR;
+		queue(&mc->vctx.context, &ev, NULL);
+	}
+	verbs_lock_give();
+}
+
+__attribute__((constructor)) static void register_port_hook(void)
+{
+	fab_set_port_hook(port_changed);
+}

@@ -117,7 +117,7 @@ struct verbs_shared *verbs_shared(void)
 	return fab_root(FAB_ROOT_VERBS, sizeof(struct verbs_shared), NULL);
 }
 
-/* A dead process's MRs and SRQs leave the lists other processes search
+/* A dead process's MRs, SRQs and contexts leave the lists other processes search
  * (its memory is freed with the rest of what it owned): an rkey of it no
  * longer opens anything, as the kernel frees a dead process's MRs. */
 static void reap(int owner)
@@ -125,6 +125,7 @@ static void reap(int owner)
 	struct verbs_shared *vs = verbs_shared();
 	struct mock_mr **mr;
 	struct mock_srq **srq;
+	struct mock_context **ctx;
 
 	verbs_lock_take();
 	for (mr = &vs->mrs; *mr;)
@@ -137,6 +138,11 @@ static void reap(int owner)
 			*srq = (*srq)->next;
 		else
 			srq = &(*srq)->next;
+	for (ctx = &vs->contexts; *ctx;)
+		if (fab_owner_of(*ctx) == owner)
+			*ctx = (*ctx)->next;
+		else
+			ctx = &(*ctx)->next;
 	verbs_lock_give();
 }
 
@@ -319,7 +325,21 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	v->context.async_fd = err;
 	pthread_mutex_init(&v->context.mutex, NULL);
+	verbs_lock_take();
+	mc->next = verbs_shared()->contexts;
+	verbs_shared()->contexts = mc;
+	verbs_lock_give();
 	return &v->context;
+}
+
+static void unlink_context(struct mock_context *mc)
+{
+	struct mock_context **pos = &verbs_shared()->contexts;
+
+	while (*pos && *pos != mc)
+		pos = &(*pos)->next;
+	if (*pos)
+		*pos = mc->next;
 }
 
 /* As upstream, objects still open on the context are the caller's to
@@ -330,6 +350,7 @@ MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	FAULT_MINUS1(LIB, "ibv_close_device");
 	verbs_lock_take();
+	unlink_context(mc);
 	verbs_async_forget(context, NULL);
 	fab_bell_close(&mc->async_bell);
 	verbs_lock_give();
@@ -439,9 +460,14 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 		.flags = IBV_QPF_GRH_REQUIRED, /* RoCE */
 	};
 	uint32_t qkey_violations = 0;
+	struct fab_device_info info;
 
 	fab_device_counters(mc->mdev->serial, &qkey_violations);
 	a.qkey_viol_cntr = qkey_violations;
+	if (!fab_device_by_serial(mc->mdev->serial, &info) && info.port_down) {
+		a.state = IBV_PORT_DOWN;
+		a.phys_state = 2; /* Polling: rxe on a netdev that is down */
+	}
 
 	if (mock_fault(FAULT_NAME(LIB, "ibv_query_port"), &errno))
 		return errno;

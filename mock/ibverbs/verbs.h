@@ -82,6 +82,7 @@ struct mock_context {
 	struct verbs_context vctx; /* ends with the ibv_context callers see */
 	unsigned magic;
 	struct mock_device *mdev;
+	struct mock_context *next; /* every open context, in verbs_shared */
 	/* Asynchronous events not read yet; async_fd is their doorbell. */
 	struct async_event *async_head, *async_tail;
 	struct fab_bell async_bell;
@@ -101,11 +102,13 @@ void verbs_lock_take(void);
 void verbs_lock_give(void);
 
 /* What every process of the fabric must find (the fabric's arena keeps
- * it): the live MRs, for key lookups from any requester, and the live
- * SRQs, for XRC packets that name one by number. Under verbs_lock. */
+ * it): the live MRs, for key lookups from any requester, the live SRQs,
+ * for XRC packets that name one by number, and the open contexts, for a
+ * port's events. Under verbs_lock. */
 struct verbs_shared {
 	struct mock_mr *mrs;
 	struct mock_srq *srqs;
+	struct mock_context *contexts;
 };
 struct verbs_shared *verbs_shared(void);
 

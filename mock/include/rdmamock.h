@@ -65,6 +65,15 @@ int rdmamock_device_set_cap(const char *name, enum rdmamock_cap cap, int on);
  * open verbs context of a removed device fails its calls with ENODEV. */
 int rdmamock_device_remove(const char *name);
 
+/* Take a device's port down (up = 0) or bring it up, as `ip link set NETDEV
+ * down|up` does to a RoCE port (measured on rxe): going down, every open
+ * context of the device reads IBV_EVENT_GID_CHANGE and IBV_EVENT_PORT_ERR,
+ * ibv_query_port says DOWN, and nothing goes in or out, so reliable
+ * requests retry and then fail; no CM event comes, and QPs keep their
+ * state. Coming up: IBV_EVENT_PORT_ACTIVE. -ENODEV for an unknown device;
+ * 0 when the port was already so. */
+int rdmamock_port_set(const char *name, int up);
+
 /* The UDP source port the QP's RoCE v2 packets carry: the port
  * mlx5dv_modify_qp_udp_sport last set, or else the kernel's default,
  * derived from the QP's number and its remote QP's (49152-65535; 49152
