@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -414,5 +415,49 @@ void rdmamock_port_set__down_and_up(void **state)
 	ibv_ack_async_event(&ev);
 	FX_VERBS_OK(ibv_query_port(q.ctx, 1, &pa));
 	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	fx_qp_release(&q);
+}
+
+/* A QP's packets lost on the wire: only the first (nth=1), and the request
+ * goes again after the QP's timeout (4.096 us << 14, 67 ms) and lands;
+ * every one, and the retries run out with RETRY_EXC_ERR. */
+void ibv_post_send__fault_drop(void **state)
+{
+	struct ibv_sge sge, rsge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 100, .sg_list = &rsge, .num_sge = 1 }, *bad_rwr;
+	struct timespec t0, t1;
+	struct ibv_wc wc;
+	char keys[120];
+	struct fx_qp q;
+
+	rc_require_mock("faults are the mock's");
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC); /* retry_cnt 7: 8 tries, not endless as on rxe */
+	fx_qp_to(&q, IBV_QPS_RTS);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)q.buf + 32, .length = 8, .lkey = q.mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &bad_rwr));
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/drop qpn=%u nth=1", q.qp->qp_num);
+	add_for_me(keys);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	wr.wr_id = 1;
+	FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	for (int n = 0; n < 2; n++) {
+		fx_poll_one(q.cq, &wc);
+		if (wc.status != IBV_WC_SUCCESS)
+			fail_msg("wr %d: %s", (int)wc.wr_id, ibv_wc_status_str(wc.status));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 60000000L)
+		fail_msg("the lost request landed before its timeout: not sent again");
+	assert_int_equal(((int (*)(void))fx_mock_call("rdmamock_fault_clear"))(), 1);
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/drop qpn=%u", q.qp->qp_num);
+	add_for_me(keys);
+	wr.wr_id = 2;
+	FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	fx_poll_one(q.cq, &wc);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
 	fx_qp_release(&q);
 }

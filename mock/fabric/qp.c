@@ -179,6 +179,24 @@ void fab_set_port_hook(void (*hook)(unsigned serial, bool up))
 	fab_port_hook = hook;
 }
 
+/* The fault rdmamock/ibverbs/drop: the packet is lost on the wire, as on a
+ * link that drops it, so a reliable sender retries and a datagram is gone.
+ * Aimed by the sending device, either end's QP number and the sender's
+ * process. */
+static bool dropped(const struct fab_packet *pkt)
+{
+	struct fault_where where = { .port = -1, .qpn = pkt->src_qpn };
+	struct fault_action act;
+
+	if (!fault_any())
+		return false;
+	where.dev = topology_device_name_locked(pkt->src_dev);
+	if (fault_fire("rdmamock/ibverbs/drop", &where, &act))
+		return true;
+	where.qpn = pkt->dst_qpn;
+	return where.qpn != pkt->src_qpn && fault_fire("rdmamock/ibverbs/drop", &where, &act);
+}
+
 /* A packet leaves no port that is down, and reaches none. */
 void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 {
@@ -189,7 +207,7 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 	resp->ack = FAB_NO_ANSWER;
 	resp->atomic_orig = 0;
 	fab_lock();
-	if (topology_port_down_locked(pkt->src_dev)) {
+	if (topology_port_down_locked(pkt->src_dev) || dropped(pkt)) {
 		fab_unlock();
 		return;
 	}

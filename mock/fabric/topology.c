@@ -591,6 +591,13 @@ int topology_port_set_locked(const char *name, bool up)
 	return (int)dev->serial;
 }
 
+const char *topology_device_name_locked(unsigned serial)
+{
+	struct fab_device *dev = by_serial(serial);
+
+	return dev ? dev->name : NULL;
+}
+
 bool topology_port_down_locked(unsigned serial)
 {
 	struct fab_device *dev = by_serial(serial);
