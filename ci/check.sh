@@ -54,6 +54,9 @@ bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"
 step "rdmamock-run: faults in the fabric, on unmodified programs"
 bash ci/check-run.sh "$build"
 
+step "rdmamock-sweep: our examples through every fault they meet"
+bash ci/check-sweep.sh "$build" 1
+
 step "conformance suite on the system's rdma-core"
 "$conf/rdmacheck-real" --timeout "${TIMEOUT:-30}" --tap "$out/real.tap" \
 	--junit "$out/real.xml" --results "$out/real.tsv"

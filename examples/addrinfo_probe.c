@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,19 @@ int main(int argc, char **argv)
 		die("rdma_create_id");
 	if (resolve(id, host, service, NULL))
 		die("rdma_resolve_addrinfo");
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	/* Bounded: under an injected fault the event may never come. */
+	if (poll(&p, 1, 10000) != 1) {
+		fprintf(stderr, "addrinfo_probe: no event within 10 s\n");
+		exit(2);
+	}
 	if (rdma_get_cm_event(ch, &ev))
 		die("rdma_get_cm_event");
 	check("event (ADDRINFO_RESOLVED = 16)", ev->event, EVENT_ADDRINFO_RESOLVED);
 	check("event status", ev->status, 0);
-	rdma_ack_cm_event(ev);
+	if (rdma_ack_cm_event(ev))
+		die("rdma_ack_cm_event");
 	if (query(id, &info))
 		die("rdma_query_addrinfo");
 	check("ai_family (AF_INET)", info->ai_family, AF_INET);

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,13 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 {
 	struct rdma_cm_event *ev;
 
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	/* Bounded: under an injected fault the event may never come. */
+	if (poll(&p, 1, 10000) != 1) {
+		fprintf(stderr, "port_probe: no event within 10 s (expected %s)\n", rdma_event_str(want));
+		exit(2);
+	}
 	if (rdma_get_cm_event(ch, &ev))
 		die("rdma_get_cm_event");
 	if (ev->event != want) {
@@ -52,7 +60,8 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 		exit(2);
 	}
 	if (!keep) {
-		rdma_ack_cm_event(ev);
+		if (rdma_ack_cm_event(ev))
+			die("rdma_ack_cm_event");
 		return NULL;
 	}
 	return ev;
@@ -134,7 +143,8 @@ int main(int argc, char **argv)
 	create_qp(server);
 	if (rdma_accept(server, &param))
 		die("rdma_accept");
-	rdma_ack_cm_event(ev);
+	if (rdma_ack_cm_event(ev))
+		die("rdma_ack_cm_event");
 
 	expect(client_ch, RDMA_CM_EVENT_ESTABLISHED, false);
 	expect(server_ch, RDMA_CM_EVENT_ESTABLISHED, false);

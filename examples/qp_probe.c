@@ -9,6 +9,7 @@
  * Exit 0 when every check held, 1 when one did not, 2 when a call failed. */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,13 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 {
 	struct rdma_cm_event *ev;
 
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	/* Bounded: under an injected fault the event may never come. */
+	if (poll(&p, 1, 10000) != 1) {
+		fprintf(stderr, "qp_probe: no event within 10 s (expected %s)\n", rdma_event_str(want));
+		exit(2);
+	}
 	if (rdma_get_cm_event(ch, &ev))
 		die("rdma_get_cm_event");
 	if (ev->event != want) {
@@ -46,6 +54,12 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 		exit(2);
 	}
 	return ev;
+}
+
+static void ack(struct rdma_cm_event *ev)
+{
+	if (rdma_ack_cm_event(ev))
+		die("rdma_ack_cm_event");
 }
 
 static void create_qp(struct rdma_cm_id *id)
@@ -108,12 +122,12 @@ int main(int argc, char **argv)
 		die("rdma_bind_addr/rdma_listen");
 	if (rdma_resolve_addr(client, NULL, res->ai_dst_addr, 2000))
 		die("rdma_resolve_addr");
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	ack(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
 	create_qp(client);
 	check("client QP after rdma_create_qp (INIT=1)", queried(client->qp), IBV_QPS_INIT);
 	if (rdma_resolve_route(client, 2000))
 		die("rdma_resolve_route");
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	ack(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	if (rdma_connect(client, &param))
 		die("rdma_connect");
 
@@ -122,9 +136,9 @@ int main(int argc, char **argv)
 	create_qp(server);
 	if (rdma_accept(server, &param))
 		die("rdma_accept");
-	rdma_ack_cm_event(ev);
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
-	rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
+	ack(ev);
+	ack(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+	ack(expect(sch, RDMA_CM_EVENT_ESTABLISHED));
 	check("client QP when established (RTS=3)", queried(client->qp), IBV_QPS_RTS);
 	check("server QP when established (RTS=3)", queried(server->qp), IBV_QPS_RTS);
 
@@ -137,10 +151,10 @@ int main(int argc, char **argv)
 		die("rdma_disconnect");
 	check("client QP after rdma_disconnect (ERR=6)", client->qp->state, IBV_QPS_ERR);
 	check_sport("udp_sport on the ERR QP (EOPNOTSUPP=95)", client->qp, EOPNOTSUPP);
-	rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED));
+	ack(expect(sch, RDMA_CM_EVENT_DISCONNECTED));
 	if (rdma_disconnect(server))
 		die("rdma_disconnect (server)");
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
+	ack(expect(cch, RDMA_CM_EVENT_DISCONNECTED));
 
 	rdma_destroy_qp(server);
 	rdma_destroy_qp(client);

@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tool.h"
+
 #define ME "rdmamock-run"
 
 static void usage(FILE *to)
@@ -36,50 +38,6 @@ static void usage(FILE *to)
 		"                   start PROG once a CM id listens there (at most 30 s)\n"
 		"PROG's exit status is passed through; " ME " itself exits 2 on a usage\n"
 		"error or a bad fault, 127 when PROG cannot be run.\n");
-}
-
-/* The drop-in libraries: beside this program, ../mock/lib in the build tree. */
-static void dropin_dir(char *dir, size_t size)
-{
-	char self[PATH_MAX], wanted[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-	if (n < 0) {
-		fprintf(stderr, ME ": /proc/self/exe: %s\n", strerror(errno));
-		exit(2);
-	}
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
-	snprintf(wanted, sizeof wanted, "%s/../mock/lib", self);
-	if (!realpath(wanted, self) || snprintf(dir, size, "%s", self) >= (int)size) {
-		fprintf(stderr, ME ": no drop-in libraries at %s\n", wanted);
-		exit(2);
-	}
-	snprintf(wanted, sizeof wanted, "%s/librdmacm.so.1", dir);
-	if (access(wanted, R_OK)) {
-		fprintf(stderr, ME ": %s: %s (make mock builds it)\n", wanted, strerror(errno));
-		exit(2);
-	}
-}
-
-/* librdmamock from the drop-in directory, and one of its calls. */
-static void *mock_call(const char *dir, const char *name)
-{
-	char path[PATH_MAX + 32];
-	void *lib, *fn;
-
-	snprintf(path, sizeof path, "%s/librdmamock.so.0", dir);
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		fprintf(stderr, ME ": %s\n", dlerror());
-		exit(2);
-	}
-	fn = dlsym(lib, name);
-	if (!fn) {
-		fprintf(stderr, ME ": %s has no %s\n", path, name);
-		exit(2);
-	}
-	return fn;
 }
 
 /* --wait-listen [tcp:|udp:]PORT: wait, up to 30 s, until a CM id listens
@@ -102,7 +60,7 @@ static void wait_listen(const char *dir, const char *what)
 	pid = fork();
 	if (pid == 0) {
 		int (*listening)(int, unsigned short) =
-			(int (*)(int, unsigned short))mock_call(dir, "rdmamock_listening");
+			(int (*)(int, unsigned short))tool_mock_call(dir, "rdmamock_listening");
 
 		for (int i = 0; i < 3000; i++) {
 			if (listening(ps, (unsigned short)n) == 1)
@@ -120,36 +78,6 @@ static void wait_listen(const char *dir, const char *what)
 	}
 }
 
-/* Check the faults with the mock's own parser (rdmamock_fault_check). */
-static void check_faults(const char *dir, const char *spec)
-{
-	int (*check)(const char *, char *, size_t) =
-		(int (*)(const char *, char *, size_t))mock_call(dir, "rdmamock_fault_check");
-	char err[256];
-
-	if (check(spec, err, sizeof err) < 0) {
-		fprintf(stderr, ME ": --fault: %s\n", err);
-		exit(2);
-	}
-}
-
-static char *append(char *list, const char *sep, const char *item)
-{
-	size_t n = list ? strlen(list) + strlen(sep) : 0;
-	char *out = realloc(list, n + strlen(item) + 1);
-
-	if (!out) {
-		fprintf(stderr, ME ": out of memory\n");
-		exit(2);
-	}
-	if (n)
-		strcat(out, sep);
-	else
-		out[0] = '\0';
-	strcat(out, item);
-	return out;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -160,8 +88,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *fabric = getenv("RDMAMOCK_FABRIC"), *topology = NULL, *listen_at = NULL, *old;
-	char dir[PATH_MAX], own[32], *faults = NULL, *path;
+	const char *fabric = getenv("RDMAMOCK_FABRIC"), *topology = NULL, *listen_at = NULL;
+	char dir[PATH_MAX], own[32], *faults = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -173,7 +101,7 @@ int main(int argc, char **argv)
 			topology = optarg;
 			break;
 		case 'F':
-			faults = append(faults, ";", optarg);
+			faults = tool_append(faults, ";", optarg);
 			break;
 		case 'w':
 			listen_at = optarg;
@@ -190,9 +118,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	dropin_dir(dir, sizeof dir);
+	tool_name = ME;
+	tool_dropin_dir(dir, sizeof dir);
 	if (faults) {
-		check_faults(dir, faults);
+		tool_check_faults(dir, "--fault", faults);
 		setenv("RDMAMOCK_FAULTS", faults, 1);
 	}
 	if (!fabric || !*fabric) {
@@ -202,11 +131,7 @@ int main(int argc, char **argv)
 	setenv("RDMAMOCK_FABRIC", fabric, 1);
 	if (topology)
 		setenv("RDMAMOCK_TOPOLOGY", topology, 1);
-	old = getenv("LD_LIBRARY_PATH");
-	path = append(NULL, "", dir);
-	if (old && *old)
-		path = append(path, ":", old);
-	setenv("LD_LIBRARY_PATH", path, 1);
+	tool_library_path(dir);
 	if (listen_at)
 		wait_listen(dir, listen_at);
 	execvp(argv[optind], argv + optind);

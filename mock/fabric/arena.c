@@ -749,3 +749,26 @@ uint64_t fab_token(void)
 	fab_attach();
 	return sh->token;
 }
+
+/* The files of a named fabric whose processes are all gone (a killed run
+ * leaves its file; every run leaves its lock file). Not for a fabric that
+ * still has a process: its file would go from under it. */
+MOCK_EXPORT int rdmamock_fabric_remove(const char *name)
+{
+	char dir[4096], path[4200];
+	size_t len = name ? strlen(name) : 0;
+	int gone = 0;
+
+	if (!len || len >= sizeof fabric_name || name[0] == '.' ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len ||
+	    !strcmp(name, "private"))
+		return -EINVAL;
+	if (sh && shared_mode && !strcmp(name, fabric_name))
+		return -EBUSY;
+	runtime_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/%s.fabric", dir, name);
+	gone += !unlink(path);
+	snprintf(path, sizeof path, "%s/%s.lock", dir, name);
+	gone += !unlink(path);
+	return gone;
+}

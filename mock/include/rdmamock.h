@@ -91,6 +91,12 @@ const char *rdmamock_fabric(void);
  * pid is not on the fabric: it never was, or it ended and was reaped. */
 long rdmamock_fabric_held(int pid);
 
+/* Remove the files of the named fabric (`<name>.fabric`, `<name>.lock` in
+ * the runtime directory) once every process of it is gone: a killed run
+ * leaves its file, and every run its lock file. How many files went;
+ * -EBUSY for this process's own fabric, -EINVAL for a bad name. */
+int rdmamock_fabric_remove(const char *name);
+
 /* Whether a live CM id listens on port in port space ps (RDMA_PS_TCP,
  * RDMA_PS_UDP, ...): 1 or 0; -EINVAL for an unknown port space. For a
  * script that starts a server and must wait until it listens. */
@@ -114,6 +120,13 @@ int rdmamock_fault_check(const char *spec, char *err, size_t errlen);
 int rdmamock_fault_clear(void);
 /* How many times the faults at point have fired, fabric-wide. */
 long rdmamock_fault_fired(const char *point);
+
+/* The fault points, by index from 0 (NULL past the last). */
+const char *rdmamock_point(int i);
+/* How often the processes of the fabric reached a point while counting
+ * (RDMAMOCK_COUNT=1 in the environment of one of them), whether or not a
+ * fault fired; -ENOENT for an unknown point. rdmamock-sweep's first run. */
+long rdmamock_point_reached(const char *point);
 
 #ifdef __cplusplus
 }

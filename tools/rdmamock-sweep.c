@@ -1,0 +1,398 @@
+/* rdmamock-sweep: a program through every fault it can meet.
+ *
+ *   rdmamock-sweep [--timeout S] [--jobs N] [--points GLOB] [--max-nth N]
+ *                  [--known FILE] [--tap FILE] [--logs DIR] [--] PROG [ARG]...
+ *
+ * 1. PROG runs once on a fabric of its own with RDMAMOCK_COUNT=1, and the
+ *    fabric counts how often each fault point is reached (entry points and
+ *    asynchronous ones, across every process PROG starts).
+ * 2. For each point reached (and matching GLOB), and each N up to its count
+ *    (at most --max-nth), PROG runs again, its fault failing the Nth hit
+ *    once (nth=N), then failing it from the Nth hit on (nth=N+), each on a
+ *    fabric of its own.
+ * 3. Each run is judged: its exit status (failing is what it should do
+ *    when a call fails), a crash (a signal), a hang (still running after
+ *    --timeout: its process group is killed), a sanitizer report in its
+ *    output. Crashes, hangs and sanitizer reports are findings.
+ * 4. A table of the findings, each with a one-line reproducer; TAP with
+ *    --tap. A finding that --known lists (lines "POINT nth=N[+]", '#'
+ *    comments) is reported as known and does not fail the sweep.
+ * Exit status: 0 with no new finding, 1 with one, 2 on a usage error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+#define ME "rdmamock-sweep"
+
+struct run {
+	char spec[160];
+	pid_t pid;
+	double started;
+	char log[PATH_MAX];
+	char fabric[64];
+	bool timed_out;
+	/* The verdict. */
+	int status;      /* exit status, or -1 */
+	int signal;      /* the signal that ended it, or 0 */
+	bool hang, sanitizer, known;
+};
+
+static struct {
+	int timeout, jobs, max_nth;
+	const char *points, *known, *tap, *logs;
+	char **prog;
+	char dir[PATH_MAX];
+	long (*reached)(const char *);
+	const char *(*point)(int);
+	int (*fabric_remove)(const char *);
+	char **known_lines;
+	int nknown;
+} opt = { .timeout = 30, .jobs = 2, .max_nth = 3, .points = "*" };
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: " ME " [--timeout S] [--jobs N] [--points GLOB] [--max-nth N]\n"
+		"                      [--known FILE] [--tap FILE] [--logs DIR] [--] PROG [ARG]...\n"
+		"  --timeout S    a run still going after S seconds is a hang (30)\n"
+		"  --jobs N       runs at once (2)\n"
+		"  --points GLOB  only the fault points that match (all)\n"
+		"  --max-nth N    fail at most the first N hits of each point (3)\n"
+		"  --known FILE   findings already known: lines \"POINT nth=N[+]\"\n"
+		"  --tap FILE     TAP, a test per run\n"
+		"  --logs DIR     keep each run's output there (else only a finding's)\n"
+		"Exit status: 0 with no new finding, 1 with one, 2 on a usage error.\n");
+}
+
+/* The fabric a run is on, and its output, unique to this sweep. */
+static void name_run(struct run *r, int k)
+{
+	snprintf(r->fabric, sizeof r->fabric, "sweep-%d-%d", (int)getpid(), k);
+	if (opt.logs)
+		snprintf(r->log, sizeof r->log, "%s/%d.log", opt.logs, k);
+	else
+		snprintf(r->log, sizeof r->log, "%s/%s.log", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			 r->fabric);
+}
+
+static void start(struct run *r)
+{
+	r->started = now();
+	r->pid = fork();
+	if (r->pid < 0) {
+		fprintf(stderr, ME ": fork: %s\n", strerror(errno));
+		exit(2);
+	}
+	if (r->pid == 0) {
+		int fd = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		setpgid(0, 0);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0)
+			dup2(fd, STDIN_FILENO);
+		setenv("RDMAMOCK_FABRIC", r->fabric, 1);
+		if (r->spec[0]) {
+			setenv("RDMAMOCK_FAULTS", r->spec, 1);
+			unsetenv("RDMAMOCK_COUNT");
+		} else {
+			unsetenv("RDMAMOCK_FAULTS");
+			setenv("RDMAMOCK_COUNT", "1", 1);
+		}
+		execvp(opt.prog[0], opt.prog);
+		fprintf(stderr, ME ": %s: %s\n", opt.prog[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(r->pid, r->pid);
+}
+
+static bool said_in_log(const char *log, const char *what)
+{
+	char line[1024];
+	FILE *f = fopen(log, "r");
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof line, f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether the run ended (judged), without waiting. A run past its time has
+ * its process group killed, and is a hang. */
+static bool finished(struct run *r)
+{
+	int status;
+	pid_t got = waitpid(r->pid, &status, WNOHANG);
+
+	if (got == 0) {
+		if (now() - r->started > opt.timeout && !r->timed_out) {
+			r->timed_out = true;
+			kill(-r->pid, SIGKILL);
+		}
+		return false;
+	}
+	/* The rest of its process group (a server a script left) goes too. */
+	kill(-r->pid, SIGKILL);
+	r->hang = r->timed_out;
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	r->signal = WIFSIGNALED(status) && !r->timed_out ? WTERMSIG(status) : 0;
+	r->sanitizer = said_in_log(r->log, "Sanitizer");
+	/* A crash inside a script: the shell reports its child's signal. */
+	if (!r->signal && r->status > 128 && r->status < 160 && !r->timed_out &&
+	    (said_in_log(r->log, "Segmentation fault") || said_in_log(r->log, "Aborted")))
+		r->signal = r->status - 128;
+	usleep(50000); /* its processes' files closed, the fabric can go */
+	opt.fabric_remove(r->fabric);
+	return true;
+}
+
+static bool finding(const struct run *r)
+{
+	return r->signal || r->hang || r->sanitizer;
+}
+
+static void load_known(void)
+{
+	char line[256];
+	FILE *f;
+
+	if (!opt.known)
+		return;
+	f = fopen(opt.known, "r");
+	if (!f) {
+		fprintf(stderr, ME ": --known %s: %s\n", opt.known, strerror(errno));
+		exit(2);
+	}
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "#\n")] = '\0';
+		while (*line && (line[strlen(line) - 1] == ' ' || line[strlen(line) - 1] == '\t'))
+			line[strlen(line) - 1] = '\0';
+		if (!*line)
+			continue;
+		opt.known_lines = realloc(opt.known_lines, (size_t)(opt.nknown + 1) * sizeof *opt.known_lines);
+		if (!opt.known_lines || !(opt.known_lines[opt.nknown++] = strdup(line))) {
+			fprintf(stderr, ME ": out of memory\n");
+			exit(2);
+		}
+	}
+	fclose(f);
+}
+
+static bool is_known(const char *spec)
+{
+	for (int i = 0; i < opt.nknown; i++)
+		if (!strcmp(opt.known_lines[i], spec))
+			return true;
+	return false;
+}
+
+static void verdict(const struct run *r, char *out, size_t size)
+{
+	if (r->hang)
+		snprintf(out, size, "HANG (killed after %d s)", opt.timeout);
+	else if (r->signal)
+		snprintf(out, size, "CRASH (%s)", strsignal(r->signal));
+	else if (r->sanitizer)
+		snprintf(out, size, "SANITIZER (exit %d)", r->status);
+	else
+		snprintf(out, size, "exit %d", r->status);
+}
+
+/* rdmamock-run --fault 'SPEC' -- PROG ARGS, quoted for a shell. */
+static void reproducer(const struct run *r, FILE *to)
+{
+	fprintf(to, "rdmamock-run --fault '%s' --", r->spec);
+	for (char **a = opt.prog; *a; a++) {
+		if (strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,") ==
+		    strlen(*a))
+			fprintf(to, " %s", *a);
+		else
+			fprintf(to, " '%s'", *a);
+	}
+	fputc('\n', to);
+}
+
+/* Run every case, jobs at a time. */
+static void run_all(struct run *runs, int n)
+{
+	int next = 0, done = 0, running = 0;
+	bool *live = calloc((size_t)n + 1, sizeof *live);
+
+	if (!live) {
+		fprintf(stderr, ME ": out of memory\n");
+		exit(2);
+	}
+	while (done < n) {
+		while (running < opt.jobs && next < n) {
+			start(&runs[next]);
+			live[next++] = true;
+			running++;
+		}
+		for (int i = 0; i < next; i++)
+			if (live[i] && finished(&runs[i])) {
+				live[i] = false;
+				running--;
+				done++;
+				if (!opt.logs && !finding(&runs[i]))
+					unlink(runs[i].log);
+			}
+		usleep(10000);
+	}
+	free(live);
+}
+
+static int parse_int(const char *what, const char *s, int lo)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || *end || v < lo || v > 100000) {
+		fprintf(stderr, ME ": %s %s: not a number from %d\n", what, s, lo);
+		exit(2);
+	}
+	return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 't' }, { "jobs", required_argument, NULL, 'j' },
+		{ "points", required_argument, NULL, 'p' },  { "max-nth", required_argument, NULL, 'n' },
+		{ "known", required_argument, NULL, 'k' },   { "tap", required_argument, NULL, 'T' },
+		{ "logs", required_argument, NULL, 'l' },    { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run count = { .spec = "" }, *runs = NULL;
+	int c, n = 0, found = 0, known = 0, k = 1;
+	char what[64];
+	FILE *tap = NULL;
+
+	tool_name = ME;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': opt.timeout = parse_int("--timeout", optarg, 1); break;
+		case 'j': opt.jobs = parse_int("--jobs", optarg, 1); break;
+		case 'p': opt.points = optarg; break;
+		case 'n': opt.max_nth = parse_int("--max-nth", optarg, 1); break;
+		case 'k': opt.known = optarg; break;
+		case 'T': opt.tap = optarg; break;
+		case 'l': opt.logs = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	opt.prog = argv + optind;
+	load_known();
+	tool_dropin_dir(opt.dir, sizeof opt.dir);
+	tool_library_path(opt.dir);
+	if (opt.logs && mkdir(opt.logs, 0700) && errno != EEXIST) {
+		fprintf(stderr, ME ": --logs %s: %s\n", opt.logs, strerror(errno));
+		return 2;
+	}
+	if (opt.tap && !(tap = fopen(opt.tap, "w"))) {
+		fprintf(stderr, ME ": --tap %s: %s\n", opt.tap, strerror(errno));
+		return 2;
+	}
+
+	/* 1. The counting run, on a fabric this process holds open so that
+	 * the counts outlive PROG's processes. */
+	name_run(&count, 0);
+	setenv("RDMAMOCK_FABRIC", count.fabric, 1);
+	opt.reached = (long (*)(const char *))tool_mock_call(opt.dir, "rdmamock_point_reached");
+	opt.point = (const char *(*)(int))tool_mock_call(opt.dir, "rdmamock_point");
+	opt.fabric_remove = (int (*)(const char *))tool_mock_call(opt.dir, "rdmamock_fabric_remove");
+	opt.reached(opt.point(0)); /* joins the fabric */
+	start(&count);
+	while (!finished(&count))
+		usleep(10000);
+	verdict(&count, what, sizeof what);
+	printf("%s: the first run, counting: %s\n", ME, what);
+	if (finding(&count)) {
+		printf("%s: PROG fails with no fault at all; its output: %s\n", ME, count.log);
+		return 1;
+	}
+	unlink(count.log);
+
+	/* 2. A run per point reached, N and N+. */
+	for (int i = 0; opt.point(i); i++) {
+		const char *p = opt.point(i);
+		long hits = opt.reached(p);
+
+		if (hits <= 0 || fnmatch(opt.points, p, 0))
+			continue;
+		for (long nth = 1; nth <= hits && nth <= opt.max_nth; nth++)
+			for (int onward = 0; onward < 2; onward++) {
+				runs = realloc(runs, (size_t)(n + 1) * sizeof *runs);
+				if (!runs) {
+					fprintf(stderr, ME ": out of memory\n");
+					return 2;
+				}
+				memset(&runs[n], 0, sizeof runs[n]);
+				snprintf(runs[n].spec, sizeof runs[n].spec, "%s nth=%ld%s", p, nth, onward ? "+" : "");
+				name_run(&runs[n++], k++);
+			}
+	}
+	printf("%s: %d runs (points reached and matching '%s', nth up to %d, once and onward)\n", ME, n,
+	       opt.points, opt.max_nth);
+	run_all(runs, n);
+
+	/* 3. The verdicts. */
+	if (tap)
+		fprintf(tap, "1..%d\n", n);
+	for (int i = 0; i < n; i++) {
+		struct run *r = &runs[i];
+
+		verdict(r, what, sizeof what);
+		r->known = finding(r) && is_known(r->spec);
+		if (tap) {
+			fprintf(tap, "%s %d - %s: %s%s\n", finding(r) && !r->known ? "not ok" : "ok", i + 1,
+				r->spec, what, r->known ? " # TODO known" : "");
+			if (finding(r)) {
+				fprintf(tap, "# ");
+				reproducer(r, tap);
+			}
+		}
+		if (!finding(r))
+			continue;
+		found += !r->known;
+		known += r->known;
+		printf("%-8s %-52s %s\n", r->known ? "known" : "FINDING", r->spec, what);
+		printf("         ");
+		reproducer(r, stdout);
+		printf("         output: %s\n", r->log);
+	}
+	if (tap)
+		fclose(tap);
+	printf("%s: %d runs, %d findings, %d of them known\n", ME, n, found + known, known);
+	return found ? 1 : 0;
+}
