@@ -9,11 +9,7 @@ set -euo pipefail
 build=$1
 run=$build/bin/rdmamock-run
 fail() { echo "check-run: $*" >&2; exit 1; }
-unset LD_LIBRARY_PATH RDMAMOCK_FABRIC RDMAMOCK_FAULTS
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-# A sanitizer build's runtime goes first into Debian's programs.
-asan=$(ldd "$build/mock/lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
-[ -z "$asan" ] || export LD_PRELOAD=$asan
+. ci/mock-env.sh "$build"
 
 # expect STATUS REGEX CMD...: CMD exits STATUS and prints REGEX.
 expect() {

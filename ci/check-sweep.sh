@@ -8,10 +8,7 @@ set -euo pipefail
 build=$1 max_nth=${2:-1}
 sweep=$build/bin/rdmamock-sweep
 fail() { echo "check-sweep: $*" >&2; exit 1; }
-unset LD_LIBRARY_PATH RDMAMOCK_FABRIC RDMAMOCK_FAULTS
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-asan=$(ldd "$build/mock/lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
-[ -z "$asan" ] || export LD_PRELOAD=$asan
+. ci/mock-env.sh "$build"
 
 for e in port_probe qp_probe addrinfo_probe; do
 	"$sweep" --timeout 30 --max-nth "$max_nth" --tap "$build/sweep-$e.tap" -- "$build/examples/$e" ||
