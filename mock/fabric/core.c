@@ -160,10 +160,17 @@ static void *watcher_main(void *arg)
  * change) is earlier than what it sleeps until. No lock held. */
 static void watcher_kick(uint64_t due)
 {
-	struct fab_bell *bell = fab_member_bell(fab_owner_self());
+	int self = fab_owner_self();
+	struct fab_bell *bell;
 	pthread_attr_t attr;
 	pthread_t thread;
 	bool start, wake;
+
+	/* A process that has left its fabric (at exit) has no member slot,
+	 * and nothing it arms now can fire for it. */
+	if (self < 0)
+		return;
+	bell = fab_member_bell(self);
 
 	pthread_mutex_lock(&watcher.lock);
 	start = !watcher.running;
@@ -187,7 +194,7 @@ static void watcher_kick(uint64_t due)
 		fab_bell_ring(bell);
 	if (start && fab_is_shared())
 		for (int i = 0; i < FAB_MEMBERS_MAX; i++)
-			if (i != fab_owner_self() && fab_owner_pid(i))
+			if (i != self && fab_owner_pid(i))
 				fab_bell_ring(fab_member_bell(i));
 	fab_unlock();
 }
