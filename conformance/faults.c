@@ -2,6 +2,7 @@
  * can report an error, named rdmamock/<library>/<function>. Mock-only. */
 #include <errno.h>
 #include <fiu-control.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -460,4 +461,250 @@ void ibv_post_send__fault_drop(void **state)
 	assert_int_equal(wc.wr_id, 2);
 	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
 	fx_qp_release(&q);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	FX_VERBS_OK(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init));
+	return attr.qp_state;
+}
+
+/* Signalled RDMA WRITEs from q's QP to its own buffer, n of them, none
+ * polled. */
+static void write_to_self(struct fx_qp *q, struct ibv_mr *target, int n)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)q->mr->addr, .length = 8, .lkey = q->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)target->addr + 32;
+	wr.wr.rdma.rkey = target->rkey;
+	for (int i = 0; i < n; i++) {
+		wr.wr_id = (uint64_t)i + 1;
+		FX_VERBS_OK(ibv_post_send(q->qp, &wr, &bad));
+	}
+}
+
+/* A CQ that overruns: each completion that finds it full is lost and
+ * raises IBV_EVENT_CQ_ERR (rxe_cq_post); the requester's QP goes on. */
+void ibv_post_send__cq_overrun(void **state)
+{
+	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
+					 .cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+						  .max_recv_sge = 1 } };
+	struct ibv_async_event ev;
+	struct ibv_mr *target;
+	struct ibv_cq *small;
+	struct fx_qp q, s;
+	struct ibv_wc wc;
+	int n = 0;
+
+	/* The fixture's QP, and one whose send CQ holds one completion (the
+	 * smallest both rxe and mlx5 give for 1) behind a longer send queue. */
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	small = ibv_create_cq(q.ctx, 1, NULL, NULL, 0);
+	if (!small)
+		fail_msg("ibv_create_cq: %s", strerror(errno));
+	init.send_cq = small;
+	init.recv_cq = q.cq;
+	s = q;
+	s.cq = small;
+	s.qp = ibv_create_qp(q.pd, &init);
+	if (!s.qp)
+		fail_msg("ibv_create_qp: %s", strerror(errno));
+	fx_qp_to(&s, IBV_QPS_RTS);
+	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!target)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	write_to_self(&s, target, small->cqe + 2);
+	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 2000, &ev);
+	assert_ptr_equal(ev.element.cq, small);
+	ibv_ack_async_event(&ev);
+	/* Let the rest of the writes complete (or be lost) before counting;
+	 * rxe raises CQ_ERR for each lost one. */
+	for (struct pollfd p = { .fd = q.ctx->async_fd, .events = POLLIN }; poll(&p, 1, 200) == 1;) {
+		FX_VERBS_OK(ibv_get_async_event(q.ctx, &ev));
+		assert_int_equal(ev.event_type, IBV_EVENT_CQ_ERR);
+		ibv_ack_async_event(&ev);
+	}
+	while (ibv_poll_cq(small, 1, &wc) == 1) {
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, (uint64_t)n + 1);
+		n++;
+	}
+	assert_int_equal(n, small->cqe);
+	assert_int_equal(qp_state(s.qp), IBV_QPS_RTS);
+	FX_VERBS_OK(ibv_dereg_mr(target));
+	FX_VERBS_OK(ibv_destroy_qp(s.qp));
+	FX_VERBS_OK(ibv_destroy_cq(small));
+	fx_qp_release(&q);
+}
+
+/* rdmamock/ibverbs/cq_err: the second completion finds its CQ overrun. */
+void ibv_post_send__fault_cq_err(void **state)
+{
+	struct ibv_async_event ev;
+	struct ibv_mr *target;
+	struct ibv_wc wc[4];
+	char keys[120];
+	struct fx_qp q;
+
+	rc_require_mock("faults are the mock's");
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!target)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/cq_err qpn=%u nth=2", q.qp->qp_num);
+	add_for_me(keys);
+	write_to_self(&q, target, 3);
+	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 1000, &ev);
+	assert_ptr_equal(ev.element.cq, q.cq);
+	ibv_ack_async_event(&ev);
+	assert_int_equal(ibv_poll_cq(q.cq, 4, wc), 2);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[1].wr_id, 3);
+	assert_int_equal(qp_state(q.qp), IBV_QPS_RTS);
+	FX_VERBS_OK(ibv_dereg_mr(target));
+	fx_qp_release(&q);
+}
+
+/* rdmamock/ibverbs/qp_fatal: the QP's second request meets a catastrophic
+ * error. The first completed; the second and the receive flush; the QP is
+ * in ERR and IBV_EVENT_QP_FATAL names it. */
+void ibv_post_send__fault_qp_fatal(void **state)
+{
+	struct ibv_sge rsge;
+	struct ibv_recv_wr rwr = { .wr_id = 100, .sg_list = &rsge, .num_sge = 1 }, *bad_rwr;
+	struct ibv_async_event ev;
+	struct ibv_mr *target;
+	struct ibv_wc wc;
+	char keys[120];
+	struct fx_qp q;
+
+	rc_require_mock("faults are the mock's");
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!target)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)q.buf + 48, .length = 8, .lkey = q.mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &bad_rwr));
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/qp_fatal qpn=%u nth=2", q.qp->qp_num);
+	add_for_me(keys);
+	write_to_self(&q, target, 2);
+	fx_poll_one(q.cq, &wc);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	for (int i = 0; i < 2; i++) {
+		fx_poll_one(q.cq, &wc);
+		assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+		assert_true(wc.wr_id == 2 || wc.wr_id == 100);
+	}
+	assert_int_equal(qp_state(q.qp), IBV_QPS_ERR);
+	fx_async_expect(q.ctx, IBV_EVENT_QP_FATAL, 1000, &ev);
+	assert_ptr_equal(ev.element.qp, q.qp);
+	ibv_ack_async_event(&ev);
+	FX_VERBS_OK(ibv_dereg_mr(target));
+	fx_qp_release(&q);
+}
+
+/* rdmamock/ibverbs/port_down with ms=: at the QP's first ibv_post_send its
+ * port goes down (GID_CHANGE, PORT_ERR), the send is lost, and 100 ms
+ * later the port is back (PORT_ACTIVE). */
+void ibv_post_send__fault_port_down(void **state)
+{
+	static const enum ibv_event_type events[] = { IBV_EVENT_GID_CHANGE, IBV_EVENT_PORT_ERR,
+						      IBV_EVENT_PORT_ACTIVE };
+	struct ibv_async_event ev;
+	struct ibv_mr *target;
+	struct ibv_port_attr pa;
+	char keys[120];
+	struct fx_qp q;
+
+	rc_require_mock("faults are the mock's");
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!target)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/port_down qpn=%u nth=1 ms=100", q.qp->qp_num);
+	add_for_me(keys);
+	write_to_self(&q, target, 1);
+	for (int i = 0; i < 3; i++) {
+		fx_async_expect(q.ctx, events[i], 2000, &ev);
+		assert_int_equal(ev.element.port_num, 1);
+		ibv_ack_async_event(&ev);
+	}
+	FX_VERBS_OK(ibv_query_port(q.ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	FX_VERBS_OK(ibv_dereg_mr(target));
+	fx_qp_release(&q);
+}
+
+/* rdmamock/rdmacm/event/disconnected nth=1: the active side's peer sends a
+ * DREQ as soon as the connection is up. The client reads DISCONNECTED
+ * (status 0) after ESTABLISHED; the server hears nothing until the client
+ * answers with rdma_disconnect, and then reads its own DISCONNECTED. */
+void rdma_connect__fault_peer_disconnects(void **state)
+{
+	struct rdma_cm_event *ev;
+	char spec[120];
+	struct fx fx;
+
+	rc_require_mock("faults are the mock's");
+	fx_need_local_passive();
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/disconnected nth=1");
+	add_for_me(spec);
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_DISCONNECTED, 1000);
+	assert_int_equal(ev->status, 0);
+	assert_ptr_equal(ev->id, fx.client);
+	FX_OK(rdma_ack_cm_event(ev));
+	assert_true(fx_quiet(fx.server_ch, 200));
+	FX_OK(rdma_disconnect(fx.client));
+	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_DISCONNECTED, 1000);
+	assert_int_equal(ev->status, 0);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_release(&fx);
+}
+
+/* rdmamock/rdmacm/event/vanish nth=1: the peer's host is gone once the
+ * connection is up. A SEND runs out of retries (RETRY_EXC_ERR); the
+ * client's DREQ goes unanswered, so neither side reads DISCONNECTED soon
+ * (the client's comes with -ETIMEDOUT after the CM's DREQ retries, over a
+ * minute: not waited for here). */
+void rdma_connect__fault_peer_vanishes(void **state)
+{
+	struct ibv_send_wr wr = { .wr_id = 5, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	static char buf[16];
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char spec[120];
+	struct fx fx;
+
+	rc_require_mock("faults are the mock's");
+	fx_need_local_passive();
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/vanish nth=1");
+	add_for_me(spec);
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	mr = ibv_reg_mr(fx.client->pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	FX_VERBS_OK(ibv_post_send(fx.client->qp, &wr, &bad));
+	fx_poll_one(fx.client->send_cq, &wc);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+	FX_OK(rdma_disconnect(fx.client));
+	assert_true(fx_quiet(fx.server_ch, 300));
+	assert_true(fx_quiet(fx.client_ch, 300));
+	FX_VERBS_OK(ibv_dereg_mr(mr));
+	fx_release(&fx);
 }

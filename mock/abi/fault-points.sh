@@ -11,7 +11,7 @@ points() {
 		lib=$(sed -n 's/^#define LIB "\(.*\)"/\1/p' "$f")
 		{ grep -oE 'FAULT_(MINUS1|NULL|POSITIVE)\(LIB, "[a-z0-9_]+"\)|FAULT_NAME\(LIB, "[a-z0-9_]+"\)' "$f" || true; } |
 			sed -E "s|.*\"([a-z0-9_]+)\".*|rdmamock/$lib/\1|"
-		{ grep -oE '[a-z_]*fault[a-z_]*\("rdmamock/[a-z0-9_/]+"' "$f" || true; } | sed -E 's|.*"(.*)"|\1|'
+		{ grep -oE '[a-z_]*fault[a-z_]*\([^"()]*"rdmamock/[a-z0-9_/]+"' "$f" || true; } | sed -E 's|.*"(.*)"|\1|'
 	done | LC_ALL=C sort -u
 }
 if [ "${1:-}" = -c ]; then

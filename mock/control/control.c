@@ -1,4 +1,10 @@
 /* rdmamock.h: the control API, each call one locked step on the fabric. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
 #include "fabric/internal.h"
 #include "mock.h"
 
@@ -123,4 +129,44 @@ MOCK_EXPORT int rdmamock_port_set(const char *name, int up)
 	if (fab_port_hook)
 		fab_port_hook((unsigned)serial, up != 0);
 	return 0;
+}
+
+struct port_back {
+	char name[FAB_NAME_MAX];
+	unsigned ms;
+};
+
+static void *port_back_up(void *arg)
+{
+	struct port_back *b = arg;
+	struct timespec t = { .tv_sec = b->ms / 1000, .tv_nsec = (long)(b->ms % 1000) * 1000000 };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+	rdmamock_port_set(b->name, 1);
+	free(b);
+	return NULL;
+}
+
+/* The fault rdmamock/ibverbs/port_down: the port goes down as
+ * rdmamock_port_set takes it, and with ms= comes back up that much later
+ * (a thread of the process it fired in; if that process ends first, the
+ * port stays down). */
+void mock_port_down(const char *name, const struct fault_action *act)
+{
+	struct port_back *b;
+	pthread_t t;
+
+	if (rdmamock_port_set(name, 0) || !act->has_ms)
+		return;
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return;
+	snprintf(b->name, sizeof b->name, "%s", name);
+	b->ms = act->ms;
+	if (pthread_create(&t, NULL, port_back_up, b)) {
+		free(b);
+		return;
+	}
+	pthread_detach(t);
 }

@@ -242,6 +242,11 @@ static bool parse_key(struct fault *f, const char *word, char *err, size_t errle
 		f->prob = strtod(val, &end);
 		if (end == val || *end || !(f->prob >= 0 && f->prob <= 1))
 			return BAD("prob=%s: not a probability (0 to 1)", val);
+	} else if (!strcmp(key, "ms")) {
+		if (!parse_long(val, 0, 3600000, &v))
+			return BAD("ms=%s: not a duration in milliseconds (0-3600000)", val);
+		f->act.ms = (unsigned)v;
+		f->act.has_ms = true;
 	} else if (!strcmp(key, "seed")) {
 		char *end;
 
@@ -251,7 +256,7 @@ static bool parse_key(struct fault *f, const char *word, char *err, size_t errle
 			return BAD("seed=%s: not a number", val);
 		f->rng = f->rng ? f->rng : 1;
 	} else {
-		return BAD("unknown key '%s' (keys: errno status data dev addr port qpn pid nth prob seed)", key);
+		return BAD("unknown key '%s' (keys: errno status data ms dev addr port qpn pid nth prob seed)", key);
 	}
 	return true;
 }

@@ -35,6 +35,9 @@ void mock_not_implemented(const char *call, int *said);
  * "rdmamock/<library>/<function>". When the point is enabled and fires, the
  * call fails with the errno given as the point's failinfo (EIO if 0). */
 bool mock_fault(const char *point, int *err);
+struct fault_action;
+/* A port taken down by a fault, back up after its ms= if it has one. */
+void mock_port_down(const char *device, const struct fault_action *act);
 
 /* The fabric's faults (fault.c): what a fault that fires does, and where a
  * point is reached, to match the faults' targets against (an unset field:
@@ -46,6 +49,8 @@ struct fault_action {
 	uint8_t data[64]; /* data=: private data */
 	uint8_t data_len;
 	bool has_data;
+	unsigned ms; /* ms=: how long (a delay, or a port's time down) */
+	bool has_ms;
 };
 struct fault_where {
 	const char *dev;

@@ -690,6 +690,45 @@ static void deliver_rep(struct fab_id *passive, struct fab_id *active)
 	fab_queue_event(active, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &rep, NULL);
 }
 
+static void send_dreq(struct fab_id *id);
+
+/* The faults at an established connection, reached once for each side
+ * (the active one first), aimed by the server's address and port and the
+ * side's process. The side's peer goes away:
+ * - rdmamock/rdmacm/event/disconnected: the peer sends a DREQ at once, as
+ *   a program that disconnects or dies does; the side reads DISCONNECTED
+ *   (status 0), and the peer its own once the side answers.
+ * - rdmamock/rdmacm/event/vanish: the peer's host is gone without a word:
+ *   nothing more passes between the two QPs (a reliable sender runs out of
+ *   retries), and a DREQ from either side goes unanswered (DISCONNECTED
+ *   with -ETIMEDOUT after the CM's DREQ retries, as cma_ib_handler reports
+ *   IB_CM_DREQ_ERROR). */
+static bool conn_fault(struct fab_id *side, struct fab_id *peer)
+{
+	const struct sockaddr_storage *server = side->initiator ? &side->dst : &side->src;
+	struct fault_where where = {
+		.dev = side->dev ? side->dev->name : NULL,
+		.addr = (const struct sockaddr *)server,
+		.port = fab_addr_port((const struct sockaddr *)server),
+		.qpn = side->sent.qp_num,
+		.pid = fab_owner_pid(fab_owner_of(side)),
+	};
+	struct fault_action act;
+
+	if (!fault_any())
+		return false;
+	if (fault_fire("rdmamock/rdmacm/event/disconnected", &where, &act)) {
+		send_dreq(peer);
+		return true;
+	}
+	if (!fault_fire("rdmamock/rdmacm/event/vanish", &where, &act))
+		return false;
+	side->cut = peer->cut = true;
+	fab_qp_cut_locked(side->sent.qp_num);
+	fab_qp_cut_locked(peer->sent.qp_num);
+	return true;
+}
+
 /* cma_accept_ib (REP, passive side) or cma_rep_recv (RTU, active side). An
  * accept that fails past the state check also rejects the connection, as
  * rdma_accept's error path does. */
@@ -731,6 +770,8 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 			peer->cm = CM_ESTABLISHED;
 			fab_queue_event(peer, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
 		}
+		if (!conn_fault(id, peer))
+			conn_fault(peer, id);
 	}
 	if (err && id->dev && id->state == ST_CONNECT && may_reject(id))
 		reject_locked(id, REJ_CONSUMER_DEFINED, NULL, 0);
@@ -796,7 +837,7 @@ static void send_dreq(struct fab_id *id)
 
 	id->cm = CM_DREQ_SENT;
 	fab_timer_add(id, try_ms * CM_SENDS, TIMER_DREQ, 0);
-	if (id->peer && id->peer->cm == CM_ESTABLISHED) {
+	if (id->peer && id->peer->cm == CM_ESTABLISHED && !id->cut) {
 		id->peer->cm = CM_DREQ_RCVD;
 		disconnected(id->peer, 0);
 	}

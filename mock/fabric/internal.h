@@ -84,6 +84,7 @@ struct fab_id {
 	bool has_cm;          /* the id has exchanged CM messages */
 	bool initiator;       /* it sent the REQ */
 	bool disconnected;    /* DISCONNECTED was generated: only TIMEWAIT_EXIT follows */
+	bool cut;             /* the peer vanished (a fault): it hears nothing more */
 	int req_sends;        /* REQs sent for this connection */
 	struct fab_conn_param sent; /* its REQ or REP */
 	struct fab_conn_param got;  /* the peer's REQ or REP */
@@ -139,6 +140,7 @@ struct fab_qp {
 	bool sport_set;
 	uint16_t sport;
 	void *receiver;      /* the verbs layer's QP, for fab_receiver */
+	bool cut;            /* its connection's peer vanished (cm.c): packets are lost */
 };
 
 /* A QP attached to one multicast GID (multicast.c). */
@@ -181,6 +183,7 @@ uint64_t fab_now_ns(void);
  * their multicast groups. Lock held. */
 void fab_reap_locked(int owner);
 void fab_qp_reap_locked(int owner);
+void fab_qp_cut_locked(uint32_t qpn);
 /* After fork, in the child: process-local state starts afresh. */
 void fab_child_after_fork(void);
 void fab_watch_start(void);

@@ -107,6 +107,7 @@ void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
 		if (flow_label)
 			qp->flow_label = *flow_label & 0xfffff;
 		if (state == IBV_QPS_RESET) {
+			qp->cut = false;
 			qp->sport_set = false;
 			qp->dest_qpn = 0;
 			qp->flow_label = 0;
@@ -197,6 +198,23 @@ static bool dropped(const struct fab_packet *pkt)
 	return where.qpn != pkt->src_qpn && fault_fire("rdmamock/ibverbs/drop", &where, &act);
 }
 
+/* The peer of a connection vanished (cm.c): its QP's packets are lost
+ * both ways from now on, until the QP is reset. */
+void fab_qp_cut_locked(uint32_t qpn)
+{
+	struct fab_qp *qp = qpn ? *qp_slot(qpn) : NULL;
+
+	if (qp)
+		qp->cut = true;
+}
+
+static bool cut(uint32_t qpn)
+{
+	struct fab_qp *qp = *qp_slot(qpn);
+
+	return qp && qp->cut;
+}
+
 /* A packet leaves no port that is down, and reaches none. */
 void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 {
@@ -207,13 +225,13 @@ void fab_transmit(const struct fab_packet *pkt, struct fab_response *resp)
 	resp->ack = FAB_NO_ANSWER;
 	resp->atomic_orig = 0;
 	fab_lock();
-	if (topology_port_down_locked(pkt->src_dev) || dropped(pkt)) {
+	if (topology_port_down_locked(pkt->src_dev) || cut(pkt->src_qpn) || dropped(pkt)) {
 		fab_unlock();
 		return;
 	}
 	if (!fab_gid_is_multicast(&pkt->dgid)) {
 		qp = unicast_target(pkt);
-		if (qp && topology_port_down_locked(qp->dev_serial))
+		if (qp && (qp->cut || topology_port_down_locked(qp->dev_serial)))
 			qp = NULL;
 		fab_unlock();
 		/* The receiver runs without the fabric's lock: it may call in. */

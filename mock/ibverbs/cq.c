@@ -373,6 +373,21 @@ int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+/* The fault rdmamock/ibverbs/cq_err, reached at each completion written:
+ * aimed by the completing QP's device, number and process. */
+static bool cq_fault(const struct mock_qp *qp)
+{
+	struct fault_where where = { .port = -1, .qpn = qp ? (int64_t)qp->qp.qp_num : -1 };
+	struct fab_device_info dev;
+	struct fault_action act;
+
+	if (!fault_any())
+		return false;
+	if (qp && !fab_device_by_serial(qp->dev_serial, &dev))
+		where.dev = dev.name;
+	return fault_fire("rdmamock/ibverbs/cq_err", &where, &act);
+}
+
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
 		  bool is_send, uint64_t sq_mark, bool solicited)
 {
@@ -380,13 +395,16 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	struct mock_cqe *e;
 	struct cq_event *ev;
 
-	/* A full CQ overruns; the hardware raises IBV_EVENT_CQ_ERR, which the
-	 * mock does not deliver. The completion is lost. */
-	if (cq->count >= cq->cq.cqe) {
+	/* A full CQ overruns: the completion is lost and the device raises
+	 * IBV_EVENT_CQ_ERR, once per completion it could not write, as
+	 * rxe_cq_post does; the QP that completed goes on. The fault
+	 * rdmamock/ibverbs/cq_err makes a CQ overrun that has room. */
+	if (cq->count >= cq->cq.cqe || cq_fault(qp)) {
 		if (!cq->overrun_said)
 			mock_log("CQ %p overrun (%d entries): completions are lost", (void *)&cq->cq,
 				 cq->cq.cqe);
 		cq->overrun_said = true;
+		verbs_async_cq(cq, IBV_EVENT_CQ_ERR);
 		return;
 	}
 	e = fab_alloc_owned(fab_owner_of(cq), sizeof *e);

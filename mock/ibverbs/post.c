@@ -512,19 +512,38 @@ static void fail_request(struct mock_qp *mqp, const struct ibv_send_wr *wr,
  * the fault's status (GENERAL_ERR unless given), as run_request then
  * reports any error, with nothing sent. Aimed by the QP's device, number
  * and process. */
-static bool wc_fault(struct mock_qp *mqp, enum ibv_wc_status *status)
+static bool qp_fault(const struct mock_qp *mqp, const char *point, struct fault_action *act)
 {
 	struct fault_where where = { .port = -1, .qpn = mqp->qp.qp_num };
 	struct fab_device_info dev;
-	struct fault_action act;
 
-	if (!fault_any())
-		return false;
 	if (!fab_device_by_serial(mqp->dev_serial, &dev))
 		where.dev = dev.name;
-	if (!fault_fire("rdmamock/ibverbs/wc", &where, &act))
+	return fault_fire(point, &where, act);
+}
+
+static bool wc_fault(struct mock_qp *mqp, enum ibv_wc_status *status)
+{
+	struct fault_action act;
+
+	if (!fault_any() || !qp_fault(mqp, "rdmamock/ibverbs/wc", &act))
 		return false;
 	*status = act.has_value ? (enum ibv_wc_status)act.value : IBV_WC_GENERAL_ERR;
+	return true;
+}
+
+/* A catastrophic error of the QP (rdmamock/ibverbs/qp_fatal), as mlx5's
+ * WQ_CATAS_ERROR event reports one: the QP is in ERR, the request in hand
+ * and everything queued flush, and IBV_EVENT_QP_FATAL follows. */
+static bool fatal_fault(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark)
+{
+	struct fault_action act;
+
+	if (!fault_any() || !qp_fault(mqp, "rdmamock/ibverbs/qp_fatal", &act))
+		return false;
+	verbs_qp_error(mqp, IBV_QPS_ERR);
+	complete_send(mqp, wr, IBV_WC_WR_FLUSH_ERR, 0, mark);
+	verbs_async_qp(mqp, IBV_EVENT_QP_FATAL);
 	return true;
 }
 
@@ -537,6 +556,8 @@ static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 	uint8_t rnr_timer = 0;
 	enum ibv_wc_status status;
 
+	if (!retry && fatal_fault(mqp, wr, mark))
+		return false;
 	if (!retry && wc_fault(mqp, &status)) {
 		fail_request(mqp, wr, status, mark);
 		return false;
@@ -646,11 +667,25 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
+/* The fault rdmamock/ibverbs/port_down, reached at each ibv_post_send: the
+ * QP's port goes down before the requests go (and up after ms=). Aimed by
+ * the QP's device, number and process. */
+static void port_fault(const struct mock_qp *mqp)
+{
+	struct fab_device_info dev;
+	struct fault_action act;
+
+	if (fault_any() && !fab_device_by_serial(mqp->dev_serial, &dev) &&
+	    qp_fault(mqp, "rdmamock/ibverbs/port_down", &act))
+		mock_port_down(dev.name, &act);
+}
+
 int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_post_send");
 	int err = 0;
 
+	port_fault(mqp);
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_send"), &err)) {
 		verbs_lock_take();
 		for (; wr && !(err = verbs_post_one_send(mqp, wr)); wr = wr->next)
