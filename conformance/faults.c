@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -706,5 +707,114 @@ void rdma_connect__fault_peer_vanishes(void **state)
 	assert_true(fx_quiet(fx.server_ch, 300));
 	assert_true(fx_quiet(fx.client_ch, 300));
 	FX_VERBS_OK(ibv_dereg_mr(mr));
+	fx_release(&fx);
+}
+
+/* rdmamock_device_remove on a device in use, as `rdma link delete rxe0`
+ * (measured on kernel 6.1): the listener, the client and the server each
+ * read DEVICE_REMOVAL, status 0, at once; the QPs stay in RTS; the device
+ * goes once the ids are destroyed. */
+void rdmamock_device_remove__every_id_hears(void **state)
+{
+	int (*device_remove)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_device_remove");
+	struct rdma_cm_id *heard[3];
+	struct ibv_device **list;
+	struct rdma_cm_event *ev;
+	char name[64];
+	int n;
+	struct fx fx;
+
+	rc_require_mock("removing a device is the mock's control API");
+	fx_need_local_passive();
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	snprintf(name, sizeof name, "%s", ibv_get_device_name(fx.client->verbs->device));
+	assert_int_equal(device_remove(name), 0);
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 1000);
+	assert_int_equal(ev->status, 0);
+	heard[0] = ev->id;
+	FX_OK(rdma_ack_cm_event(ev));
+	for (int i = 1; i < 3; i++) {
+		ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 1000);
+		assert_int_equal(ev->status, 0);
+		heard[i] = ev->id;
+		FX_OK(rdma_ack_cm_event(ev));
+	}
+	assert_ptr_equal(heard[0], fx.client);
+	assert_true((heard[1] == fx.listener && heard[2] == fx.server) ||
+		    (heard[1] == fx.server && heard[2] == fx.listener));
+	assert_int_equal(qp_state(fx.client->qp), IBV_QPS_RTS);
+	assert_int_equal(qp_state(fx.server->qp), IBV_QPS_RTS);
+	fx_release(&fx);
+	list = ibv_get_device_list(&n);
+	assert_non_null(list);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			fail_msg("%s is still listed after its last id was destroyed", name);
+	ibv_free_device_list(list);
+}
+
+/* rdmamock/ibverbs/device_fatal at a QP's first ibv_post_send: the
+ * context reads IBV_EVENT_DEVICE_FATAL; then commands fail with EIO, as on
+ * a context uverbs disassociated: ibv_alloc_pd, ibv_query_port,
+ * ibv_modify_qp, and ibv_destroy_qp unless RDMAV_ALLOW_DISASSOC_DESTROY is
+ * set, when it succeeds. */
+void ibv_post_send__fault_device_fatal(void **state)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct ibv_port_attr pa;
+	char keys[120];
+	struct fx_qp q;
+
+	rc_require_mock("faults are the mock's");
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/device_fatal qpn=%u nth=1", q.qp->qp_num);
+	add_for_me(keys);
+	FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	fx_async_expect(q.ctx, IBV_EVENT_DEVICE_FATAL, 1000, &ev);
+	ibv_ack_async_event(&ev);
+	errno = 0;
+	assert_null(ibv_alloc_pd(q.ctx));
+	assert_int_equal(errno, EIO);
+	assert_int_equal(ibv_query_port(q.ctx, 1, &pa), EIO);
+	assert_int_equal(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE), EIO);
+	unsetenv("RDMAV_ALLOW_DISASSOC_DESTROY");
+	assert_int_equal(ibv_destroy_qp(q.qp), EIO);
+	setenv("RDMAV_ALLOW_DISASSOC_DESTROY", "1", 1);
+	fx_qp_release(&q);
+	unsetenv("RDMAV_ALLOW_DISASSOC_DESTROY");
+}
+
+/* rdmamock/rdmacm/event/addr_change nth=1: when the first connection is
+ * up, its device's net device fails over: every id on the device (here
+ * the client, the listener and the server, all on one device) reads
+ * ADDR_CHANGE, status 0, and the connection goes on to a normal
+ * disconnect. */
+void rdma_connect__fault_addr_change(void **state)
+{
+	struct rdma_cm_event *ev;
+	struct fx fx;
+
+	rc_require_mock("faults are the mock's");
+	fx_need_local_passive();
+	add_for_me("rdmamock/rdmacm/event/addr_change nth=1");
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_CHANGE, 1000);
+	assert_int_equal(ev->status, 0);
+	assert_ptr_equal(ev->id, fx.client);
+	FX_OK(rdma_ack_cm_event(ev));
+	for (int i = 0; i < 2; i++) {
+		ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_ADDR_CHANGE, 1000);
+		assert_true(ev->id == fx.server || ev->id == fx.listener);
+		FX_OK(rdma_ack_cm_event(ev));
+	}
+	FX_OK(rdma_disconnect(fx.client));
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_DISCONNECTED, 1000);
+	FX_OK(rdma_disconnect(fx.server));
+	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_DISCONNECTED, 1000);
 	fx_release(&fx);
 }

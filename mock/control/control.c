@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "fabric/internal.h"
@@ -169,4 +170,40 @@ void mock_port_down(const char *name, const struct fault_action *act)
 		return;
 	}
 	pthread_detach(t);
+}
+
+MOCK_EXPORT int rdmamock_device_fatal(const char *name)
+{
+	int serial = -ENODEV;
+
+	fab_lock();
+	for (struct fab_device *dev = fab.devices; name && dev; dev = dev->next) {
+		if (strcmp(dev->name, name))
+			continue;
+		serial = dev->fatal ? -EALREADY : (int)dev->serial;
+		dev->fatal = true;
+	}
+	fab_unlock();
+	if (serial == -EALREADY)
+		return 0;
+	if (serial < 0)
+		return serial;
+	if (fab_fatal_hook)
+		fab_fatal_hook((unsigned)serial);
+	return rdmamock_device_remove(name);
+}
+
+MOCK_EXPORT int rdmamock_addr_change(const char *name)
+{
+	int err = -ENODEV;
+
+	fab_lock();
+	for (struct fab_device *dev = fab.devices; name && dev; dev = dev->next) {
+		if (!strcmp(dev->name, name)) {
+			fab_addr_change_locked(dev);
+			err = 0;
+		}
+	}
+	fab_unlock();
+	return err;
 }

@@ -698,6 +698,8 @@ static void send_dreq(struct fab_id *id);
  * - rdmamock/rdmacm/event/disconnected: the peer sends a DREQ at once, as
  *   a program that disconnects or dies does; the side reads DISCONNECTED
  *   (status 0), and the peer its own once the side answers.
+ * - rdmamock/rdmacm/event/addr_change: the side's device fails over to
+ *   another hardware address (fab_addr_change_locked);
  * - rdmamock/rdmacm/event/vanish: the peer's host is gone without a word:
  *   nothing more passes between the two QPs (a reliable sender runs out of
  *   retries), and a DREQ from either side goes unanswered (DISCONNECTED
@@ -719,6 +721,10 @@ static bool conn_fault(struct fab_id *side, struct fab_id *peer)
 		return false;
 	if (fault_fire("rdmamock/rdmacm/event/disconnected", &where, &act)) {
 		send_dreq(peer);
+		return true;
+	}
+	if (fault_fire("rdmamock/rdmacm/event/addr_change", &where, &act)) {
+		fab_addr_change_locked(side->dev);
 		return true;
 	}
 	if (!fault_fire("rdmamock/rdmacm/event/vanish", &where, &act))
@@ -918,8 +924,8 @@ void fab_destroy_unreported_locked(struct fab_id *id)
 	if (id->chan)
 		fab_drop_events(id, id->chan);
 	port_release(id);
-	if (id->dev)
-		id->dev->users--;
+	if (id->dev && !--id->dev->users && id->dev->removing)
+		topology_device_remove_locked(id->dev->name);
 	for (pos = &fab.live; *pos != id; pos = &(*pos)->next_live)
 		;
 	*pos = id->next_live;
@@ -1229,4 +1235,30 @@ int fab_notify(struct fab_id *id, enum ibv_event_type event)
 	}
 	fab_unlock();
 	return err;
+}
+
+/* cma_process_remove: each id on a device being removed reads
+ * DEVICE_REMOVAL (status 0); what it was doing is cancelled
+ * (cma_cancel_operation), and only rdma_destroy_id is left to it. Its QP
+ * and its peer are left alone (measured on rxe, kernel 6.1: QPs stay in
+ * RTS, and the device goes when the ids are destroyed). */
+void fab_device_removal_locked(struct fab_device *dev)
+{
+	for (struct fab_id *id = fab.live; id; id = id->next_live) {
+		if (id->dev != dev)
+			continue;
+		fab_timer_cancel(id);
+		id->state = ST_DEVICE_REMOVAL;
+		fab_queue_event(id, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, NULL, NULL);
+	}
+}
+
+/* cma_netdev_callback: a bonding failover that changes the hardware
+ * address of a device's net device tells every id bound to it with
+ * ADDR_CHANGE (status 0); the ids and their connections go on. */
+void fab_addr_change_locked(struct fab_device *dev)
+{
+	for (struct fab_id *id = fab.live; id; id = id->next_live)
+		if (id->dev == dev && id->state != ST_DEVICE_REMOVAL)
+			fab_queue_event(id, RDMA_CM_EVENT_ADDR_CHANGE, 0, NULL, NULL);
 }

@@ -268,6 +268,9 @@ void fab_set_receiver(fab_receiver receive);
  * the process that changed it: libibverbs raises the port's events on
  * every context of the device, in any process. */
 void fab_set_port_hook(void (*hook)(unsigned serial, bool up));
+/* Told when a device has a fatal error (rdmamock_device_fatal), in the
+ * process that raised it: libibverbs tells every context of the device. */
+void fab_set_fatal_hook(void (*hook)(unsigned serial));
 bool fab_gid_is_multicast(const union ibv_gid *gid);
 /* ibv_attach_mcast / ibv_detach_mcast: -EINVAL for an unknown QP or a
  * group the QP is not in. */

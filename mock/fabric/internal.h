@@ -24,6 +24,8 @@ struct fab_device {
 	uint32_t qkey_violations; /* the port's counter: UD packets with a wrong Q_Key */
 	uint16_t ip_id;           /* the IPv4 id its RoCE v2 packets carry, counting */
 	bool port_down;           /* rdmamock_port_set: nothing goes in or out */
+	bool removing;            /* removed while CM ids use it: gone with the last */
+	bool fatal;               /* a catastrophic error: its contexts are dead */
 };
 
 /* The kernel's rdma_cm_state, as far as the mock needs it. */
@@ -36,6 +38,7 @@ enum fab_state {
 	ST_CONNECT,
 	ST_ADDR_BOUND,
 	ST_LISTEN,
+	ST_DEVICE_REMOVAL, /* its device went away (DEVICE_REMOVAL): only destroy is left */
 };
 
 /* The IB CM's connection states (RoCE uses the IB CM). */
@@ -184,6 +187,8 @@ uint64_t fab_now_ns(void);
 void fab_reap_locked(int owner);
 void fab_qp_reap_locked(int owner);
 void fab_qp_cut_locked(uint32_t qpn);
+void fab_device_removal_locked(struct fab_device *dev);
+void fab_addr_change_locked(struct fab_device *dev);
 /* After fork, in the child: process-local state starts afresh. */
 void fab_child_after_fork(void);
 void fab_watch_start(void);
@@ -224,6 +229,7 @@ bool topology_port_down_locked(unsigned serial);
 const char *topology_device_name_locked(unsigned serial);
 /* The verbs layer's hook for a port that went down or came up (fabric.h). */
 extern void (*fab_port_hook)(unsigned serial, bool up);
+extern void (*fab_fatal_hook)(unsigned serial);
 
 /* Addresses (cm.c and addr.c, used by topology.c too). */
 bool fab_addr_is_any(const struct sockaddr *addr);

@@ -180,6 +180,13 @@ void fab_set_port_hook(void (*hook)(unsigned serial, bool up))
 	fab_port_hook = hook;
 }
 
+void (*fab_fatal_hook)(unsigned serial);
+
+void fab_set_fatal_hook(void (*hook)(unsigned serial))
+{
+	fab_fatal_hook = hook;
+}
+
 /* The fault rdmamock/ibverbs/drop: the packet is lost on the wire, as on a
  * link that drops it, so a reliable sender retries and a datagram is gone.
  * Aimed by the sending device, either end's QP number and the sender's

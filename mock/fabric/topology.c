@@ -394,8 +394,15 @@ int topology_device_remove_locked(const char *name)
 		struct fab_device *dev = *pos;
 
 		if (name && !strcmp(dev->name, name)) {
-			if (dev->users)
-				return -EBUSY;
+			/* As `rdma link delete` on a device in use: every id
+			 * on it hears at once, and the device goes when the
+			 * last of them is destroyed. */
+			if (dev->users) {
+				if (!dev->removing)
+					fab_device_removal_locked(dev);
+				dev->removing = true;
+				return 0;
+			}
 			*pos = dev->next;
 			fab_free(dev);
 			return 0;
@@ -407,7 +414,7 @@ int topology_device_remove_locked(const char *name)
 struct fab_device *topology_device_with_addr(const struct sockaddr *addr)
 {
 	for (struct fab_device *dev = fab.devices; dev; dev = dev->next)
-		for (int i = 0; i < dev->naddrs; i++)
+		for (int i = 0; i < dev->naddrs && !dev->removing; i++)
 			if (fab_addr_equal((struct sockaddr *)&dev->addrs[i], addr))
 				return dev;
 	return NULL;

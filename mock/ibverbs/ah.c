@@ -56,6 +56,7 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	int err;
 
 	FAULT_NULL(LIB, "ibv_create_ah");
+	VERBS_DEAD_NULL(pd->context);
 	MOCK_REQUIRE(attr, "ibv_create_ah", "ah_attr is NULL (upstream dereferences it)");
 	err = check_ah(mc, attr);
 	if (!err && !(mah = fab_alloc(sizeof *mah)))
@@ -81,6 +82,7 @@ MOCK_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 	struct mock_ah *mah = verbs_ah_of(ah, "ibv_destroy_ah");
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_ah");
+	VERBS_DEAD_DESTROY(ah->context);
 	verbs_lock_take();
 	mah->mpd->users--;
 	mah->magic = 0;

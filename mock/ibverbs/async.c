@@ -228,7 +228,50 @@ static void port_changed(unsigned serial, bool up)
 	verbs_lock_give();
 }
 
+/* A catastrophic error of a device (rdmamock_device_fatal), told in the
+ * process that raised it: every context of the device, in any process,
+ * reads IBV_EVENT_DEVICE_FATAL and is dead from then on, as uverbs leaves
+ * a context it disassociated (verbs_dead). */
+static void device_fatal(unsigned serial)
+{
+	struct ibv_async_event ev = { .event_type = IBV_EVENT_DEVICE_FATAL };
+
+	verbs_lock_take();
+	for (struct mock_context *mc = verbs_shared()->contexts; mc; mc = mc->next) {
+		if (mc->mdev->serial != serial || mc->dead)
+			continue;
+		mc->dead = true;
+		queue(&mc->vctx.context, &ev, NULL);
+	}
+	verbs_lock_give();
+}
+
+/* After the device's fatal error, a command fails with EIO, as uverbs
+ * answers every command on a disassociated file. A destroy too, unless
+ * RDMAV_ALLOW_DISASSOC_DESTROY is set: then it succeeds (libibverbs'
+ * verbs_is_destroy_err), and the mock frees the object. */
+bool verbs_dead(struct ibv_context *ctx)
+{
+	return ctx && __atomic_load_n(&verbs_context_of(ctx, "verbs")->dead, __ATOMIC_ACQUIRE);
+}
+
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && strcmp(v, "0"); /* libibverbs: set, and not "0" */
+}
+
+int verbs_dead_destroy(struct ibv_context *ctx)
+{
+	if (!verbs_dead(ctx) || env_on("RDMAV_ALLOW_DISASSOC_DESTROY") ||
+	    env_on("MLX4_DEVICE_FATAL_CLEANUP"))
+		return 0;
+	return EIO;
+}
+
 __attribute__((constructor)) static void register_port_hook(void)
 {
 	fab_set_port_hook(port_changed);
+	fab_set_fatal_hook(device_fatal);
 }

@@ -180,6 +180,7 @@ MOCK_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, v
 
 	verbs_context_of(context, "ibv_create_cq");
 	FAULT_NULL(LIB, "ibv_create_cq");
+	VERBS_DEAD_NULL(context);
 	if (cqe < 0 || comp_vector < 0) {
 		errno = EINVAL;
 		return NULL;
@@ -228,6 +229,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	uint32_t reported, async_reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
+	VERBS_DEAD_DESTROY(cq->context);
 	verbs_lock_take();
 	if (mcq->users) { /* ib_destroy_cq_user: a QP or an SRQ still uses it */
 		verbs_lock_give();

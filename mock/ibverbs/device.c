@@ -405,6 +405,7 @@ MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_
 	struct mock_context *mc = verbs_context_of(context, "ibv_query_device");
 
 	FAULT_POSITIVE(LIB, "ibv_query_device");
+	VERBS_DEAD_POSITIVE(context);
 	MOCK_REQUIRE(attr, "ibv_query_device", "device_attr is NULL (upstream writes it)");
 	device_attr(mc, attr);
 	return 0;
@@ -420,6 +421,7 @@ int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_de
 	struct ibv_device_attr_ex a;
 
 	FAULT_POSITIVE(LIB, "ibv_query_device_ex");
+	VERBS_DEAD_POSITIVE(context);
 	MOCK_REQUIRE(attr, "ibv_query_device_ex", "attr is NULL (upstream writes it)");
 	if (input && input->comp_mask)
 		return EINVAL;
@@ -471,6 +473,7 @@ static int query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 
 	if (mock_fault(FAULT_NAME(LIB, "ibv_query_port"), &errno))
 		return errno;
+	VERBS_DEAD_POSITIVE(ctx);
 	MOCK_REQUIRE(attr, "ibv_query_port", "port_attr is NULL (upstream writes it)");
 	if (port_num != 1)
 		return EINVAL;
@@ -787,6 +790,7 @@ MOCK_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 	verbs_context_of(context, "ibv_alloc_pd");
 	FAULT_NULL(LIB, "ibv_alloc_pd");
+	VERBS_DEAD_NULL(context);
 	mpd = fab_alloc(sizeof *mpd);
 	if (!mpd) {
 		errno = ENOMEM;
@@ -804,6 +808,7 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	struct mock_pd *mpd = verbs_pd_of(pd, "ibv_dealloc_pd");
 
 	FAULT_POSITIVE(LIB, "ibv_dealloc_pd");
+	VERBS_DEAD_DESTROY(pd->context);
 	verbs_lock_take();
 	if (mpd->users) {
 		verbs_lock_give();

@@ -121,6 +121,7 @@ MOCK_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t leng
 {
 	verbs_pd_of(pd, "ibv_reg_mr");
 	FAULT_NULL(LIB, "ibv_reg_mr");
+	VERBS_DEAD_NULL(pd->context);
 	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned)access, "ibv_reg_mr");
 }
 
@@ -149,6 +150,7 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_dereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
+	VERBS_DEAD_DESTROY(mr->context);
 	verbs_lock_take();
 	for (pos = &verbs_shared()->mrs; *pos != m; pos = &(*pos)->next)
 		;

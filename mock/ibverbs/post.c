@@ -667,17 +667,22 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
-/* The fault rdmamock/ibverbs/port_down, reached at each ibv_post_send: the
- * QP's port goes down before the requests go (and up after ms=). Aimed by
- * the QP's device, number and process. */
-static void port_fault(const struct mock_qp *mqp)
+/* The faults reached at each ibv_post_send, before the requests go, aimed
+ * by the QP's device, number and process:
+ * - rdmamock/ibverbs/port_down: the QP's port goes down (and up after ms=);
+ * - rdmamock/ibverbs/device_fatal: its device has a catastrophic error
+ *   (rdmamock_device_fatal). */
+static void device_faults(const struct mock_qp *mqp)
 {
 	struct fab_device_info dev;
 	struct fault_action act;
 
-	if (fault_any() && !fab_device_by_serial(mqp->dev_serial, &dev) &&
-	    qp_fault(mqp, "rdmamock/ibverbs/port_down", &act))
+	if (!fault_any() || fab_device_by_serial(mqp->dev_serial, &dev))
+		return;
+	if (qp_fault(mqp, "rdmamock/ibverbs/port_down", &act))
 		mock_port_down(dev.name, &act);
+	if (qp_fault(mqp, "rdmamock/ibverbs/device_fatal", &act))
+		rdmamock_device_fatal(dev.name);
 }
 
 int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
@@ -685,7 +690,7 @@ int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_post_send");
 	int err = 0;
 
-	port_fault(mqp);
+	device_faults(mqp);
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_send"), &err)) {
 		verbs_lock_take();
 		for (; wr && !(err = verbs_post_one_send(mqp, wr)); wr = wr->next)

@@ -367,6 +367,7 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	verbs_pd_of(pd, "ibv_create_qp");
 	verbs_context_of(pd->context, "ibv_create_qp");
 	FAULT_NULL(LIB, "ibv_create_qp");
+	VERBS_DEAD_NULL(pd->context);
 	MOCK_REQUIRE(init, "ibv_create_qp", "qp_init_attr is NULL (upstream dereferences it)");
 	memcpy(&ex, init, sizeof *init);
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -417,6 +418,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	uint32_t reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_qp");
+	VERBS_DEAD_DESTROY(qp->context);
 	/* uverbs_free_qp: a user's QP still attached to a multicast group
 	 * is not destroyed until it detaches. */
 	if (fab_mcast_attached(qp->qp_num))
@@ -617,6 +619,7 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int a
 	int mask = attr_mask, err;
 
 	FAULT_POSITIVE(LIB, "ibv_modify_qp");
+	VERBS_DEAD_POSITIVE(qp->context);
 	MOCK_REQUIRE(attr, "ibv_modify_qp", "attr is NULL (upstream dereferences it)");
 	verbs_lock_take();
 	err = check_modify(mqp, attr, &mask, &cur, &next);

@@ -161,6 +161,7 @@ MOCK_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_ini
 
 	verbs_pd_of(pd, "ibv_create_srq");
 	FAULT_NULL(LIB, "ibv_create_srq");
+	VERBS_DEAD_NULL(pd->context);
 	MOCK_REQUIRE(init, "ibv_create_srq", "srq_init_attr is NULL (upstream dereferences it)");
 	ex.srq_context = init->srq_context;
 	ex.attr = init->attr;
@@ -235,6 +236,7 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	uint32_t reported;
 
 	FAULT_POSITIVE(LIB, "ibv_destroy_srq");
+	VERBS_DEAD_DESTROY(srq->context);
 	verbs_lock_take();
 	if (msrq->users) {
 		verbs_lock_give();

@@ -86,11 +86,34 @@ struct mock_context {
 	/* Asynchronous events not read yet; async_fd is their doorbell. */
 	struct async_event *async_head, *async_tail;
 	struct fab_bell async_bell;
+	bool dead; /* its device had a fatal error (async.c) */
 };
 
 /* The mock device behind an ibv_device or a context (abort on garbage). */
 struct mock_device *verbs_device_of(struct ibv_device *dev, const char *call);
 struct mock_context *verbs_context_of(struct ibv_context *ctx, const char *call);
+/* After its device's fatal error a context is dead: commands fail with
+ * EIO; a destroy gives what verbs_dead_destroy says (0 or EIO). */
+bool verbs_dead(struct ibv_context *ctx);
+int verbs_dead_destroy(struct ibv_context *ctx);
+#define VERBS_DEAD_NULL(ctx)               \
+	do {                               \
+		if (verbs_dead(ctx)) {     \
+			errno = EIO;       \
+			return NULL;       \
+		}                          \
+	} while (0)
+#define VERBS_DEAD_POSITIVE(ctx)      \
+	do {                          \
+		if (verbs_dead(ctx))  \
+			return EIO;   \
+	} while (0)
+#define VERBS_DEAD_DESTROY(ctx)                         \
+	do {                                            \
+		int dead_err_ = verbs_dead_destroy(ctx); \
+		if (dead_err_)                          \
+			return dead_err_;               \
+	} while (0)
 
 /* ---------------------------------------------------------------- objects
  *

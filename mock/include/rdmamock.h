@@ -61,9 +61,26 @@ int rdmamock_device_add_addr(const char *name, const char *addr);
  * -EINVAL for an unknown capability. */
 int rdmamock_device_set_cap(const char *name, enum rdmamock_cap cap, int on);
 
-/* Remove a device; -ENODEV if unknown, -EBUSY while a CM id uses it. An
- * open verbs context of a removed device fails its calls with ENODEV. */
+/* Remove a device, as `rdma link delete` does (measured on rxe, kernel
+ * 6.1): every CM id on it reads RDMA_CM_EVENT_DEVICE_REMOVAL (status 0) at
+ * once, and the device goes when the last of them is destroyed; until
+ * then no new id resolves to its addresses. An open verbs context of a
+ * removed device fails its calls with ENODEV. 0, or -ENODEV if unknown. */
 int rdmamock_device_remove(const char *name);
+
+/* A catastrophic error of a device, as mlx5's firmware reports one and its
+ * health recovery then removes the device: every open verbs context of it,
+ * in any process, reads IBV_EVENT_DEVICE_FATAL, and its commands fail with
+ * EIO from then on (destroys too, unless RDMAV_ALLOW_DISASSOC_DESTROY is
+ * set); then the device is removed as rdmamock_device_remove does. 0, or
+ * -ENODEV. */
+int rdmamock_device_fatal(const char *name);
+
+/* The net device under a device fails over to another hardware address
+ * (a bonding failover, the one case where the kernel's cma_netdev_callback
+ * speaks): every CM id on the device reads RDMA_CM_EVENT_ADDR_CHANGE
+ * (status 0), and goes on. 0, or -ENODEV. */
+int rdmamock_addr_change(const char *name);
 
 /* Take a device's port down (up = 0) or bring it up, as `ip link set NETDEV
  * down|up` does to a RoCE port (measured on rxe): going down, every open
