@@ -818,3 +818,66 @@ void rdma_connect__fault_addr_change(void **state)
 	fx_expect_ack(fx.client_ch, RDMA_CM_EVENT_DISCONNECTED, 1000);
 	fx_release(&fx);
 }
+
+/* rdmamock/rdmacm/event/delay ms=300: the REQ is held up on the way; the
+ * listener hears of the request only after the delay, and the connection
+ * then goes on as usual. */
+void rdma_connect__fault_delay(void **state)
+{
+	char spec[160];
+	struct fx fx;
+
+	reach_route(&fx);
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/delay ms=300 port=%u pid=%d", (unsigned)fx.port,
+		 (int)getpid());
+	connect_with(&fx, spec, 1);
+	assert_true(fx_quiet(fx.server_ch, 200));
+	server_hears(&fx, 5000);
+	fx_release(&fx);
+}
+
+/* rdmamock/ibverbs/delay nth=1 ms=200: the first send is held up, and the
+ * second, posted after it, waits behind it; nothing completes for the
+ * first 100 ms, then both land in order. */
+void ibv_post_send__fault_delay(void **state)
+{
+	struct ibv_sge sge, rsge[2];
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_recv_wr rwr = { .num_sge = 1 }, *bad_rwr;
+	uint64_t sends[2];
+	struct ibv_wc wc;
+	char keys[120];
+	struct fx_qp q;
+	int n = 0;
+
+	rc_require_mock("faults are the mock's");
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+	for (int i = 0; i < 2; i++) {
+		rsge[i] = (struct ibv_sge){ .addr = (uintptr_t)q.buf + 16 + 16 * i, .length = 8,
+					    .lkey = q.mr->lkey };
+		rwr.wr_id = 100 + (uint64_t)i;
+		rwr.sg_list = &rsge[i];
+		FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &bad_rwr));
+	}
+	snprintf(keys, sizeof keys, "rdmamock/ibverbs/delay qpn=%u nth=1 ms=200", q.qp->qp_num);
+	add_for_me(keys);
+	for (int i = 1; i <= 2; i++) {
+		wr.wr_id = (uint64_t)i;
+		FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	}
+	usleep(100000);
+	assert_int_equal(ibv_poll_cq(q.cq, 1, &wc), 0);
+	for (int i = 0; i < 4; i++) {
+		fx_poll_one(q.cq, &wc);
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		if (wc.opcode == IBV_WC_SEND)
+			sends[n++] = wc.wr_id;
+	}
+	assert_int_equal(n, 2);
+	assert_int_equal(sends[0], 1);
+	assert_int_equal(sends[1], 2);
+	fx_qp_release(&q);
+}

@@ -461,7 +461,7 @@ static struct fab_id *find_listener(const struct fab_id *active, struct fab_devi
 	return NULL;
 }
 
-static void send_req(struct fab_id *active, int unused);
+static void send_req(struct fab_id *active, int delayed);
 static void sidr_answer(struct fab_id *active, int status, const struct fab_conn_param *rep,
 			const struct fab_id *passive);
 
@@ -506,10 +506,17 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
  * with the fault's status (28, "consumer defined", unless given) and
  * private data. Aimed by the destination's device, address and port, and
  * the active side's process. */
-static bool req_fault(struct fab_id *active, struct fab_device *dev)
+static bool req_fault(struct fab_id *active, struct fab_device *dev, bool delayed)
 {
 	struct fault_action act;
 
+	/* rdmamock/rdmacm/event/delay: the REQ is held up on the way (ms=,
+	 * or 1000 ms), then arrives as it would have. */
+	if (!delayed && id_fault("rdmamock/rdmacm/event/delay", active, dev, &act)) {
+		active->req_sends--;
+		fab_timer_add(active, act.has_ms ? act.ms : 1000, TIMER_SEND_REQ, 1);
+		return true;
+	}
 	if (id_fault("rdmamock/rdmacm/event/unreachable", active, dev, &act)) {
 		retry_req(active);
 		return true;
@@ -531,7 +538,7 @@ static bool req_fault(struct fab_id *active, struct fab_device *dev)
 /* One REQ on the wire. A full backlog drops it silently (ucma returns
  * -ENOMEM, the CM answers nothing) and the sender tries again later; after
  * the last try it gives up with UNREACHABLE. */
-static void send_req(struct fab_id *active, int unused)
+static void send_req(struct fab_id *active, int delayed)
 {
 	/* The device that holds the destination; a loopback or wildcard
 	 * destination no device holds stays on the active side's device. */
@@ -547,7 +554,7 @@ static void send_req(struct fab_id *active, int unused)
 	if (active->cm != CM_REQ_SENT)
 		return;
 	active->req_sends++;
-	if (req_fault(active, dev))
+	if (req_fault(active, dev, delayed))
 		return;
 	listener = find_listener(active, dev, &reason);
 	if (!listener && ud) {

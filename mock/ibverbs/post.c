@@ -547,6 +547,24 @@ static bool fatal_fault(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 	return true;
 }
 
+/* A request held back (rdmamock/ibverbs/delay, ms= or 100 ms): it waits as
+ * an unanswered one does, and what is posted after it waits behind it;
+ * then it goes as if for the first time. */
+static bool delay_fault(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark)
+{
+	struct fault_action act;
+
+	if (!fault_any() || !qp_fault(mqp, "rdmamock/ibverbs/delay", &act))
+		return false;
+	stall_append(mqp, wr, mark);
+	mqp->tries_left = -1;
+	mqp->stall_status = IBV_WC_SUCCESS; /* not a failure: the first real try follows */
+	mqp->stall_gen++;
+	fab_timer_add_verbs(mqp, fab_owner_of(mqp), (uint64_t)(act.has_ms ? act.ms : 100) * 1000000u,
+			    (int)mqp->stall_gen);
+	return true;
+}
+
 /* Carry the request out; complete it, or stall the queue on it. True when
  * it stalled. */
 static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint64_t mark,
@@ -558,6 +576,8 @@ static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 
 	if (!retry && fatal_fault(mqp, wr, mark))
 		return false;
+	if (!retry && delay_fault(mqp, wr, mark))
+		return true;
 	if (!retry && wc_fault(mqp, &status)) {
 		fail_request(mqp, wr, status, mark);
 		return false;
