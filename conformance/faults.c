@@ -881,3 +881,50 @@ void ibv_post_send__fault_delay(void **state)
 	assert_int_equal(sends[1], 2);
 	fx_qp_release(&q);
 }
+
+/* A data-path fault aimed at a connection by its server's port: one aimed
+ * at another port leaves this connection's SEND alone; one aimed at this
+ * port fails the next with its status. */
+void ibv_post_send__fault_aimed_by_connection(void **state)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED, .num_sge = 1 }, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 9, .num_sge = 1 }, *bad_rwr;
+	static char cbuf[16], sbuf[16];
+	struct ibv_sge sge, rsge;
+	struct ibv_mr *cmr, *smr;
+	struct ibv_wc wc;
+	char spec[160];
+	struct fx fx;
+
+	rc_require_mock("faults are the mock's");
+	fx_need_local_passive();
+	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
+	cmr = ibv_reg_mr(fx.client->pd, cbuf, sizeof cbuf, IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(fx.server->pd, sbuf, sizeof sbuf, IBV_ACCESS_LOCAL_WRITE);
+	if (!cmr || !smr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)sbuf, .length = 8, .lkey = smr->lkey };
+	rwr.sg_list = &rsge;
+	FX_VERBS_OK(ibv_post_recv(fx.server->qp, &rwr, &bad_rwr));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)cbuf, .length = 8, .lkey = cmr->lkey };
+	wr.sg_list = &sge;
+	snprintf(spec, sizeof spec, "rdmamock/ibverbs/wc status=IBV_WC_REM_ACCESS_ERR port=%u",
+		 (unsigned)fx.port + 1);
+	add_for_me(spec);
+	wr.wr_id = 1;
+	FX_VERBS_OK(ibv_post_send(fx.client->qp, &wr, &bad));
+	fx_poll_one(fx.client->send_cq, &wc);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	snprintf(spec, sizeof spec, "rdmamock/ibverbs/wc status=IBV_WC_REM_ACCESS_ERR addr=%s port=%u",
+		 fx_addr(AF_INET), (unsigned)fx.port);
+	add_for_me(spec);
+	wr.wr_id = 2;
+	FX_VERBS_OK(ibv_post_send(fx.client->qp, &wr, &bad));
+	fx_poll_one(fx.client->send_cq, &wc);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
+	FX_VERBS_OK(ibv_dereg_mr(cmr));
+	FX_VERBS_OK(ibv_dereg_mr(smr));
+	fx_release(&fx);
+}

@@ -1269,3 +1269,28 @@ void fab_addr_change_locked(struct fab_device *dev)
 		if (id->dev == dev && id->state != ST_DEVICE_REMOVAL)
 			fab_queue_event(id, RDMA_CM_EVENT_ADDR_CHANGE, 0, NULL, NULL);
 }
+
+/* The server's address of the connection whose id carries QP qpn, for
+ * faults aimed at a connection (addr=, port=). */
+bool fab_qp_server_locked(uint32_t qpn, struct sockaddr_storage *server)
+{
+	for (const struct fab_id *id = fab.live; id && qpn; id = id->next_live) {
+		if (!id->has_cm || id->sent.qp_num != qpn)
+			continue;
+		*server = id->initiator ? id->dst : id->src;
+		return true;
+	}
+	return false;
+}
+
+bool fab_qp_server(uint32_t qpn, struct sockaddr_storage *server, int *port)
+{
+	bool found;
+
+	fab_lock();
+	found = fab_qp_server_locked(qpn, server);
+	if (found)
+		*port = fab_addr_port((const struct sockaddr *)server);
+	fab_unlock();
+	return found;
+}

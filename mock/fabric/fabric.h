@@ -298,6 +298,9 @@ void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
  * path has none (49152 + 14 bits). */
 int fab_qp_set_udp_sport(uint32_t qpn, uint16_t port);
 int fab_qp_udp_sport(uint32_t qpn, uint16_t *port);
+/* The server's address and port of the CM connection that QP qpn carries
+ * (false: none), so that a fault can be aimed at a connection. */
+bool fab_qp_server(uint32_t qpn, struct sockaddr_storage *server, int *port);
 
 /* ---------------------------------------------------------------- timers
  *

@@ -189,6 +189,7 @@ void fab_qp_reap_locked(int owner);
 void fab_qp_cut_locked(uint32_t qpn);
 void fab_device_removal_locked(struct fab_device *dev);
 void fab_addr_change_locked(struct fab_device *dev);
+bool fab_qp_server_locked(uint32_t qpn, struct sockaddr_storage *server);
 /* After fork, in the child: process-local state starts afresh. */
 void fab_child_after_fork(void);
 void fab_watch_start(void);

@@ -190,15 +190,22 @@ void fab_set_fatal_hook(void (*hook)(unsigned serial))
 /* The fault rdmamock/ibverbs/drop: the packet is lost on the wire, as on a
  * link that drops it, so a reliable sender retries and a datagram is gone.
  * Aimed by the sending device, either end's QP number and the sender's
- * process. */
+ * process, and the server address and port of the connection either end
+ * carries. */
 static bool dropped(const struct fab_packet *pkt)
 {
 	struct fault_where where = { .port = -1, .qpn = pkt->src_qpn };
+	struct sockaddr_storage server;
 	struct fault_action act;
 
 	if (!fault_any())
 		return false;
 	where.dev = topology_device_name_locked(pkt->src_dev);
+	if (fab_qp_server_locked(pkt->src_qpn, &server) ||
+	    fab_qp_server_locked(pkt->dst_qpn, &server)) {
+		where.addr = (const struct sockaddr *)&server;
+		where.port = fab_addr_port(where.addr);
+	}
 	if (fault_fire("rdmamock/ibverbs/drop", &where, &act))
 		return true;
 	where.qpn = pkt->dst_qpn;

@@ -376,10 +376,11 @@ int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 }
 
 /* The fault rdmamock/ibverbs/cq_err, reached at each completion written:
- * aimed by the completing QP's device, number and process. */
+ * aimed by the completing QP's device, number, process and connection. */
 static bool cq_fault(const struct mock_qp *qp)
 {
 	struct fault_where where = { .port = -1, .qpn = qp ? (int64_t)qp->qp.qp_num : -1 };
+	struct sockaddr_storage server;
 	struct fab_device_info dev;
 	struct fault_action act;
 
@@ -387,6 +388,8 @@ static bool cq_fault(const struct mock_qp *qp)
 		return false;
 	if (qp && !fab_device_by_serial(qp->dev_serial, &dev))
 		where.dev = dev.name;
+	if (qp && fab_qp_server(qp->qp.qp_num, &server, &where.port))
+		where.addr = (const struct sockaddr *)&server;
 	return fault_fire("rdmamock/ibverbs/cq_err", &where, &act);
 }
 

@@ -512,13 +512,18 @@ static void fail_request(struct mock_qp *mqp, const struct ibv_send_wr *wr,
  * the fault's status (GENERAL_ERR unless given), as run_request then
  * reports any error, with nothing sent. Aimed by the QP's device, number
  * and process. */
+/* A fault at a QP, aimed by its device, number and process, and by its
+ * connection's server address and port when the CM made it. */
 static bool qp_fault(const struct mock_qp *mqp, const char *point, struct fault_action *act)
 {
 	struct fault_where where = { .port = -1, .qpn = mqp->qp.qp_num };
+	struct sockaddr_storage server;
 	struct fab_device_info dev;
 
 	if (!fab_device_by_serial(mqp->dev_serial, &dev))
 		where.dev = dev.name;
+	if (fab_qp_server(mqp->qp.qp_num, &server, &where.port))
+		where.addr = (const struct sockaddr *)&server;
 	return fault_fire(point, &where, act);
 }
 
