@@ -116,7 +116,20 @@ $(MOCKOBJ)/abi/fault-points.o: $(ABI_DIR)/fault-points.c $(STAMP)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -c $< -o $@
 
-core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC)) $(MOCKOBJ)/abi/fault-points.o
+# The errno tables, for the faults' defaults, rdmamock_errnos and the suite.
+ERRNO_TABLES := $(wildcard mock/*/*.errnos)
+$(ABI_DIR)/errno-table.c: mock/abi/errnos.sh $(ERRNO_TABLES)
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)sh $< $(ERRNO_TABLES) /dev/null >$@
+
+$(MOCKOBJ)/abi/errno-table.o: $(ABI_DIR)/errno-table.c mock/control/errnos.h $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -c $< -o $@
+
+core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC)) $(MOCKOBJ)/abi/fault-points.o \
+	     $(MOCKOBJ)/abi/errno-table.o
 verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC)) $(MOCKOBJ)/abi/libibverbs-stubs.o
 cm_objs    = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CM_SRC)) $(MOCKOBJ)/abi/librdmacm-stubs.o
 mlx5_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(MLX5_SRC)) $(MOCKOBJ)/abi/libmlx5-stubs.o
@@ -160,17 +173,24 @@ mock: $(MOCK_LIBS)
 
 # ---------------------------------------------------------------- suite
 SUITEOBJ := $(BUILD)/conformance/obj
-SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures $(COMPAT_CFLAGS) $(FIU_CFLAGS)
+SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures -Imock/control $(COMPAT_CFLAGS) $(FIU_CFLAGS)
 RUNNER_SRC := conformance/runner.c conformance/report.c conformance/backend.c
 TEST_SRC   := $(filter-out $(RUNNER_SRC),$(wildcard conformance/*.c)) \
               $(wildcard fixtures/*.c)
-suite_objs  = $(patsubst %.c,$(SUITEOBJ)/%.o,$(RUNNER_SRC) $(TEST_SRC))
+suite_objs  = $(patsubst %.c,$(SUITEOBJ)/%.o,$(RUNNER_SRC) $(TEST_SRC)) $(SUITEOBJ)/errno-table.o
 SUITE_LIBS := $(CMOCKA_LIBS) $(FIU_LIBS) -ldl
 
 $(SUITEOBJ)/%.o: %.c $(STAMP) $(CONFIG_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(SUITE_CFLAGS) -MMD -MP -c $< -o $@
+
+# The suite checks the errnos it sees against the mock's tables, on either
+# backend.
+$(SUITEOBJ)/errno-table.o: $(ABI_DIR)/errno-table.c mock/control/errnos.h $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -Imock -c $< -o $@
 
 RC_MOCK := $(BUILD)/conformance/rdmacheck-mock
 RC_REAL := $(BUILD)/conformance/rdmacheck-real

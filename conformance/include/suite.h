@@ -66,6 +66,12 @@ void rc_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 				 (unsigned long long)(low), (unsigned long long)(high)); \
 	} while (0)
 
+/* A call failed: its errno (or returned error) is `want`, and `want` is one
+ * the call's errno table says it may give (mock/LIBRARY/LIBRARY.errnos), so a
+ * clause and the table cannot disagree. Fails the test naming the call. */
+#define RC_ASSERT_ERRNO(call, got, want) rc_assert_errno((call), (got), (want), __FILE__, __LINE__)
+void rc_assert_errno(const char *call, int got, int want, const char *file, int line);
+
 /* For a clause whose upstream behaviour differs from its documentation: the
  * test asserts what upstream does, and reports here whether the documented
  * expectation held too. If it held, the divergence is reported as stale. */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "control/errnos.h"
 #include "fabric/internal.h"
 #include "mock.h"
 #include "rdmamock.h"
@@ -125,7 +126,8 @@ static bool parse_status(const char *s, int *out)
 	return false;
 }
 
-/* An errno by number or by name (ECONNREFUSED). */
+/* An errno by number or by name (ECONNREFUSED), or an EAI_ code of the
+ * errno tables by name (rdma_getaddrinfo's). */
 static bool parse_errno(const char *s, int *out)
 {
 	long v;
@@ -134,6 +136,11 @@ static bool parse_errno(const char *s, int *out)
 		*out = (int)v;
 		return true;
 	}
+	for (const struct errno_row *r = errno_rows; r->call; r++)
+		if (!strcmp(r->name, s)) {
+			*out = r->value;
+			return true;
+		}
 	for (int e = 1; e < 200; e++) {
 		const char *name = strerrorname_np(e);
 
@@ -517,6 +524,17 @@ bool fault_fire(const char *point, const struct fault_where *where, struct fault
 	return fire;
 }
 
+/* What an entry point fails with when its fault gives no errno: the
+ * call's usual failure, the first of its errno table; EIO for a call
+ * without one. */
+static int default_errno(const char *point)
+{
+	const char *call = strrchr(point, '/');
+	const struct errno_row *r;
+
+	return call && errno_table(call + 1, &r) ? r->value : EIO;
+}
+
 /* An entry point: libfiu first (fiu-run, fiu_enable), then the table. */
 bool mock_fault(const char *point, int *err)
 {
@@ -525,12 +543,12 @@ bool mock_fault(const char *point, int *err)
 
 	if (fiu_fail(point)) {
 		info = (intptr_t)fiu_failinfo();
-		*err = (info > 0 && info < 4096) ? (int)info : EIO;
+		*err = (info > 0 && info < 4096) ? (int)info : default_errno(point);
 		return true;
 	}
 	if (!fault_fire(point, NULL, &act))
 		return false;
-	*err = act.has_value && act.value > 0 ? act.value : EIO;
+	*err = act.has_value && act.value ? act.value : default_errno(point);
 	return true;
 }
 
@@ -611,4 +629,16 @@ MOCK_EXPORT long rdmamock_point_reached(const char *point)
 	if (i < 0)
 		return -ENOENT;
 	return (long)__atomic_load_n(&t->reached[i], __ATOMIC_RELAXED);
+}
+
+MOCK_EXPORT int rdmamock_errnos(const char *call, int *out, int max)
+{
+	const struct errno_row *r;
+	int n = errno_table(call, &r);
+
+	if (!n)
+		return -ENOENT;
+	for (int i = 0; out && i < n && i < max; i++)
+		out[i] = r[i].value;
+	return n;
 }

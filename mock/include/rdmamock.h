@@ -145,6 +145,14 @@ const char *rdmamock_point(int i);
  * fault fired; -ENOENT for an unknown point. rdmamock-sweep's first run. */
 long rdmamock_point_reached(const char *point);
 
+/* The errnos a call may give, from the errno tables (the README lists
+ * them, with their sources): up to max of them into out, in the table's
+ * order, the call's usual failure first (what a fault without errno=
+ * gives); returns how many the call has, or -ENOENT for a call without a
+ * table (one that cannot fail). rdma_getaddrinfo's EAI_ codes are
+ * negative. */
+int rdmamock_errnos(const char *call, int *out, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -131,7 +131,9 @@ MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	struct rdma_addrinfo *rai;
 	int ret = 0;
 
-	FAULT_MINUS1(LIB, "rdma_getaddrinfo");
+	/* Its failures are -1 and errno, or getaddrinfo's EAI_ code (< 0). */
+	if (mock_fault(FAULT_NAME(LIB, "rdma_getaddrinfo"), &ret))
+		return ret < 0 ? ret : mock_errno(ret);
 	if (!service && !node && !hints)
 		return mock_errno(EINVAL);
 	if (cm_init())
