@@ -1,5 +1,7 @@
 #!/bin/sh
-# The errno tables as C: every row of mock/*/lib*.errnos (CALL ERRNO SOURCE),
+# The errno tables as C: every row of mock/*/lib*.errnos (CALL ERRNO SOURCE;
+# ERRNO a name, or a number for a kernel code the C library has no name
+# for, such as 524, the kernel's ENOTSUPP),
 # sorted by call with each call's rows in their written order (the first is
 # the call's usual failure), and errno_table() to look a call up. Linked
 # into librdmamock (fault defaults, rdmamock_errnos) and into the suite (its
@@ -18,7 +20,7 @@ rows=$(awk '
 		printf "%s:%d: want CALL ERRNO SOURCE, got: %s\n", FILENAME, FNR, $0 > "/dev/stderr"
 		bad = 1; next
 	}
-	$1 !~ /^[a-z][a-z0-9_]*$/ || $2 !~ /^(E[A-Z0-9]+|EAI_[A-Z0-9]+)$/ {
+	$1 !~ /^[a-z][a-z0-9_]*$/ || $2 !~ /^(E[A-Z0-9]+|EAI_[A-Z0-9]+|[1-9][0-9]*)$/ {
 		printf "%s:%d: not a call and an errno name: %s %s\n", FILENAME, FNR, $1, $2 > "/dev/stderr"
 		bad = 1; next
 	}
