@@ -33,7 +33,7 @@ struct options {
 	struct rc_column *columns;
 	size_t ncolumns;
 	unsigned timeout;
-	bool list, verbose, strict, serve;
+	bool list, verbose, strict, serve, inline_run;
 };
 
 static void usage(FILE *f, const char *prog)
@@ -52,7 +52,9 @@ static void usage(FILE *f, const char *prog)
 		"  --junit FILE      write JUnit XML\n"
 		"  --results FILE    write results TSV (input of --matrix)\n"
 		"  --serve           be the peer of a two-host run: accept or reject\n"
-		"                    connections as they ask, until SIGINT/SIGTERM\n"
+		"                    connections as they ask, until SIGINT/SIGTERM\n"		"  --inline          run the tests in this process, one after another,\n"
+		"                    with no timeout or reports: a crash ends the runner\n"
+		"                    by its signal (for rdmamock-sweep)\n"
 		"  --matrix OUT.md --column NAME=RESULTS.tsv [--column ...]\n"
 		"                    run nothing; merge results into the clause\n"
 		"                    matrix (OUT.md '-' is stdout)\n"
@@ -141,7 +143,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_LIST = 256, OPT_TAP, OPT_JUNIT, OPT_RESULTS, OPT_TIMEOUT,
 	       OPT_STRICT, OPT_MATRIX, OPT_COLUMN, OPT_SERVE, OPT_PROFILE,
-	       OPT_COMPARE };
+	       OPT_COMPARE, OPT_INLINE };
 	static const struct option longopts[] = {
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "tap", required_argument, NULL, OPT_TAP },
@@ -154,6 +156,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "serve", no_argument, NULL, OPT_SERVE },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
+		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -174,6 +177,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_STRICT: o->strict = true; break;
 		case OPT_MATRIX: o->matrix = optarg; break;
 		case OPT_SERVE: o->serve = true; break;
+		case OPT_INLINE: o->inline_run = true; break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_COMPARE: o->compare = optarg; break;
 		case OPT_TIMEOUT:
@@ -992,6 +996,21 @@ static int load_profile(const struct options *o)
 	return rc_profile_load(path) ? EXIT_USAGE : 0;
 }
 
+/* --inline: each test in this process, as its child would run it; a crash
+ * is the runner's, and a sanitizer's report goes straight out. 1 if a test
+ * failed. */
+static int run_inline(const struct rc_test **sel, size_t n)
+{
+	int failed = 0;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (size_t i = 0; i < n; i++) {
+		child_test = sel[i];
+		failed |= cmocka_run_one(sel[i]->name, run_child_test) != 0;
+	}
+	return failed;
+}
+
 static int run_or_list(const struct options *o, const char *binary)
 {
 	const struct rc_test **sel = xcalloc(rc_test_count, sizeof(*sel));
@@ -1002,6 +1021,8 @@ static int run_or_list(const struct options *o, const char *binary)
 		rc = select_tests(o, sel, &n);
 	if (rc == 0 && o->list)
 		print_list(sel, n);
+	else if (rc == 0 && o->inline_run)
+		rc = run_inline(sel, n);
 	else if (rc == 0)
 		rc = run_suite(o, sel, n, binary);
 	free(sel);
@@ -1011,7 +1032,12 @@ static int run_or_list(const struct options *o, const char *binary)
 int main(int argc, char **argv)
 {
 	struct options o;
-	int rc = parse_options(argc, argv, &o);
+	int rc;
+
+	/* A test's child, under libfiu's POSIX preload (posix_faults.c). */
+	if (argc == 3 && !strcmp(argv[1], "--posix-probe"))
+		return rc_posix_probe ? rc_posix_probe(argv[2]) : EXIT_USAGE;
+	rc = parse_options(argc, argv, &o);
 
 	/* On the mock each test starts from a fabric of its own, unless the
 	 * caller named a shared one (a two-process run, against --serve). */

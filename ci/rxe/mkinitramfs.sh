@@ -109,6 +109,15 @@ for p in rping ucmatose cmtime udaddy mckey rdma_server rdma_client rdma_xserver
 	cp "$b" "$t/opt/rdmacheck/"
 	add_obj "$b"
 done
+# libfiu's POSIX preload, the stack's own: the clauses of how real rdma-core
+# reports a failed system call (conformance/posix_faults.c) run under it.
+if fiu_posix=$(in_root /usr/lib/fiu/fiu_posix_preload.so); then
+	mkdir -p "$t/usr/lib/fiu"
+	cp "$fiu_posix" "$t/usr/lib/fiu/fiu_posix_preload.so"
+	add_obj "$fiu_posix"
+else
+	say "no libfiu POSIX preload in $SYSROOT: its clauses will be skipped"
+fi
 # Debugging: more programs (RXE_EXTRA_BINS) and a script run instead of the
 # usual runs (RXE_DEBUG_SCRIPT; its output comes back as debug.log).
 for b in ${RXE_EXTRA_BINS:-}; do cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; done
