@@ -8,6 +8,8 @@ set -euo pipefail
 build=$1 max_nth=${2:-1}
 sweep=$build/bin/rdmamock-sweep
 fail() { echo "check-sweep: $*" >&2; exit 1; }
+# A run's testcase in a JUnit report: its line and the next (failure, skipped).
+testcase() { grep -A1 " name=\"$2\" " "$1" || true; }
 . ci/mock-env.sh "$build"
 
 for e in port_probe qp_probe addrinfo_probe; do
@@ -17,10 +19,20 @@ done
 
 # The upstream bug: found, and with the known-findings file, known.
 export RUN=$PWD/$build/bin/rdmamock-run
-out=$("$sweep" --timeout 30 --points 'rdmamock/rdmacm/rdma_connect' --max-nth 1 -- sh ci/sweep/rping-pair.sh) &&
+junit=$build/sweep-rping.xml
+out=$("$sweep" --timeout 30 --points 'rdmamock/rdmacm/rdma_connect' --max-nth 1 --junit "$junit" \
+	-- sh ci/sweep/rping-pair.sh) &&
 	{ printf '%s\n' "$out"; fail "rping: the hang after a failed rdma_connect was not found"; }
 grep -q "FINDING  rdmamock/rdmacm/rdma_connect nth=1 .*HANG" <<<"$out" ||
 	{ printf '%s\n' "$out"; fail "rping: no HANG finding for rdma_connect nth=1"; }
+# The JUnit report: well-formed, and the finding in it as a failure.
+xmllint --noout "$junit" || fail "rping: $junit is not well-formed XML"
+tc=$(testcase "$junit" 'rdmamock/rdmacm/rdma_connect nth=1')
+grep -q '<failure type="HANG" message="HANG (killed after 30 s)">rdmamock-run --fault &apos;rdmamock/rdmacm/rdma_connect nth=1&apos;' <<<"$tc" ||
+	fail "rping: $junit has no HANG failure for rdma_connect nth=1"
 "$sweep" --timeout 30 --points 'rdmamock/rdmacm/rdma_connect' --max-nth 1 --known ci/sweep/known.txt \
-	-- sh ci/sweep/rping-pair.sh >/dev/null || fail "rping: the known findings still fail the sweep"
+	--junit "$junit" -- sh ci/sweep/rping-pair.sh >/dev/null || fail "rping: the known findings still fail the sweep"
+tc=$(testcase "$junit" 'rdmamock/rdmacm/rdma_connect nth=1')
+grep -q '<skipped message="known: HANG' <<<"$tc" ||
+	fail "rping: $junit does not report the known HANG as skipped"
 echo "check-sweep: the examples meet every fault without a crash, hang or sanitizer report; rping's hang after a failed rdma_connect is found, and known"
