@@ -2,7 +2,9 @@
 # rdmamock-sweep, and make sweep's rule on our own examples: under every
 # fault each can meet (the first hit of each point, once and from then
 # on), nothing crashes, hangs or draws a sanitizer report. And the sweep
-# finds a known upstream bug: rping -c hangs when rdma_connect fails.
+# finds known upstream bugs: rping -c hangs when rdma_connect fails; cmtime's
+# client crashes when rdma_create_id fails and hangs when rdma_get_cm_event
+# does. JUnit: rping's sweep is written as XML and checked.
 #   ci/check-sweep.sh BUILD_DIR [MAX_NTH]
 set -euo pipefail
 build=$1 max_nth=${2:-1}
@@ -35,4 +37,22 @@ grep -q '<failure type="HANG" message="HANG (killed after 30 s)">rdmamock-run --
 tc=$(testcase "$junit" 'rdmamock/rdmacm/rdma_connect nth=1')
 grep -q '<skipped message="known: HANG' <<<"$tc" ||
 	fail "rping: $junit does not report the known HANG as skipped"
-echo "check-sweep: the examples meet every fault without a crash, hang or sanitizer report; rping's hang after a failed rdma_connect is found, and known"
+
+# cmtime's (rdmacm-utils 44): its client crashes when rdma_create_id fails
+# (nth=3, the client's second id: SIGSEGV on the freed nodes) and hangs when
+# rdma_get_cm_event fails (nth=2, the client's first); ci/sweep/known.txt.
+# A normal pair takes a tenth of a second: 10 s judges a hang cheaply.
+cm_create='rdmamock/rdmacm/rdma_create_id' cm_event='rdmamock/rdmacm/rdma_get_cm_event'
+out=$("$sweep" --timeout 10 --points "$cm_create" --max-nth 3 -- bash ci/sweep/cmtime-pair.sh) &&
+	{ printf '%s\n' "$out"; fail "cmtime: the crash after a failed rdma_create_id was not found"; }
+grep -q "FINDING  $cm_create nth=3 .*CRASH (Segmentation fault)" <<<"$out" ||
+	{ printf '%s\n' "$out"; fail "cmtime: no CRASH (Segmentation fault) finding for rdma_create_id nth=3"; }
+out=$("$sweep" --timeout 10 --points "$cm_event" --max-nth 2 -- bash ci/sweep/cmtime-pair.sh) &&
+	{ printf '%s\n' "$out"; fail "cmtime: the hang after a failed rdma_get_cm_event was not found"; }
+grep -q "FINDING  $cm_event nth=2 .*HANG" <<<"$out" ||
+	{ printf '%s\n' "$out"; fail "cmtime: no HANG finding for rdma_get_cm_event nth=2"; }
+"$sweep" --timeout 10 --points "$cm_create" --max-nth 3 --known ci/sweep/known.txt -- bash ci/sweep/cmtime-pair.sh \
+	>/dev/null || fail "cmtime: the known findings for rdma_create_id still fail the sweep"
+"$sweep" --timeout 10 --points "$cm_event" --max-nth 2 --known ci/sweep/known.txt -- bash ci/sweep/cmtime-pair.sh \
+	>/dev/null || fail "cmtime: the known findings for rdma_get_cm_event still fail the sweep"
+echo "check-sweep: the examples meet every fault without a crash, hang or sanitizer report; rping's hang after a failed rdma_connect is found, and known; so are cmtime's crash after a failed rdma_create_id and hang after a failed rdma_get_cm_event"
