@@ -43,16 +43,16 @@ grep -q '<skipped message="known: HANG' <<<"$tc" ||
 # rdma_get_cm_event fails (nth=2, the client's first); ci/sweep/known.txt.
 # A normal pair takes a tenth of a second: 10 s judges a hang cheaply.
 cm_create='rdmamock/rdmacm/rdma_create_id' cm_event='rdmamock/rdmacm/rdma_get_cm_event'
-out=$("$sweep" --timeout 10 --points "$cm_create" --max-nth 3 -- bash ci/sweep/cmtime-pair.sh) &&
+out=$("$sweep" --timeout 10 --points "$cm_create" --max-nth 3 -- sh ci/sweep/cmtime-pair.sh) &&
 	{ printf '%s\n' "$out"; fail "cmtime: the crash after a failed rdma_create_id was not found"; }
 grep -q "FINDING  $cm_create nth=3 .*CRASH (Segmentation fault)" <<<"$out" ||
 	{ printf '%s\n' "$out"; fail "cmtime: no CRASH (Segmentation fault) finding for rdma_create_id nth=3"; }
-out=$("$sweep" --timeout 10 --points "$cm_event" --max-nth 2 -- bash ci/sweep/cmtime-pair.sh) &&
+out=$("$sweep" --timeout 10 --points "$cm_event" --max-nth 2 -- sh ci/sweep/cmtime-pair.sh) &&
 	{ printf '%s\n' "$out"; fail "cmtime: the hang after a failed rdma_get_cm_event was not found"; }
 grep -q "FINDING  $cm_event nth=2 .*HANG" <<<"$out" ||
 	{ printf '%s\n' "$out"; fail "cmtime: no HANG finding for rdma_get_cm_event nth=2"; }
-"$sweep" --timeout 10 --points "$cm_create" --max-nth 3 --known ci/sweep/known.txt -- bash ci/sweep/cmtime-pair.sh \
+"$sweep" --timeout 10 --points "$cm_create" --max-nth 3 --known ci/sweep/known.txt -- sh ci/sweep/cmtime-pair.sh \
 	>/dev/null || fail "cmtime: the known findings for rdma_create_id still fail the sweep"
-"$sweep" --timeout 10 --points "$cm_event" --max-nth 2 --known ci/sweep/known.txt -- bash ci/sweep/cmtime-pair.sh \
+"$sweep" --timeout 10 --points "$cm_event" --max-nth 2 --known ci/sweep/known.txt -- sh ci/sweep/cmtime-pair.sh \
 	>/dev/null || fail "cmtime: the known findings for rdma_get_cm_event still fail the sweep"
 echo "check-sweep: the examples meet every fault without a crash, hang or sanitizer report; rping's hang after a failed rdma_connect is found, and known; so are cmtime's crash after a failed rdma_create_id and hang after a failed rdma_get_cm_event"
