@@ -14,7 +14,7 @@
  * 3. Each run is judged: its exit status (failing is what it should do
  *    when a call fails), a crash (a signal), a hang (still running after
  *    --timeout: its process group is killed), a sanitizer report in its
- *    output. Crashes, hangs and sanitizer reports are findings.
+ *    output ("...Sanitizer", or UBSan's "runtime error:"). Crashes, hangs and sanitizer reports are findings.
  * 4. A table of the findings, each with a one-line reproducer; TAP with
  *    --tap, JUnit XML with --junit (a testcase per run; a finding is a
  *    <failure>, a known one <skipped>). A finding that --known lists
@@ -197,7 +197,9 @@ static bool finished(struct run *r)
 	r->hang = r->timed_out;
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	r->signal = WIFSIGNALED(status) && !r->timed_out ? WTERMSIG(status) : 0;
-	r->sanitizer = said_in_log(r->log, "Sanitizer");
+	/* ASan and the others name themselves; UBSan's report is only
+	 * "FILE:LINE:COL: runtime error: ..." when it prints no summary. */
+	r->sanitizer = said_in_log(r->log, "Sanitizer") || said_in_log(r->log, ": runtime error: ");
 	/* A crash inside a script: the shell reports its child's signal. */
 	if (!r->signal && r->status > 128 && r->status < 160 && !r->timed_out &&
 	    (said_in_log(r->log, "Segmentation fault") || said_in_log(r->log, "Aborted")))
