@@ -14,7 +14,8 @@
  * 3. Each run is judged: its exit status (failing is what it should do
  *    when a call fails), a crash (a signal), a hang (still running after
  *    --timeout: its process group is killed), a sanitizer report in its
- *    output ("...Sanitizer", or UBSan's "runtime error:"). Crashes, hangs and sanitizer reports are findings.
+ *    output ("...Sanitizer", or UBSan's "runtime error:"). Crashes, hangs
+ *    and sanitizer reports are findings.
  * 4. A table of the findings, each with a one-line reproducer; TAP with
  *    --tap, JUnit XML with --junit (a testcase per run; a finding is a
  *    <failure>, a known one <skipped>). A finding that --known lists
