@@ -297,8 +297,9 @@ check: all
 
 # Debian's RDMA programs, server and client as two processes, on the mock
 # (a fabric of this run's own). make check runs it too.
-# Our examples through every fault they meet (rdmamock-sweep), and a known
-# upstream bug found (ci/check-sweep.sh). SWEEP_MAX_NTH: hits failed per point.
+# Our examples through every fault they meet (rdmamock-sweep), and known
+# upstream bugs in rping and cmtime found (ci/check-sweep.sh). SWEEP_MAX_NTH:
+# hits failed per point.
 SWEEP_MAX_NTH ?= 2
 sweep: all
 	@bash ci/check-sweep.sh $(BUILD) $(SWEEP_MAX_NTH)

@@ -16,9 +16,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +52,7 @@ static void wait_listen(const char *dir, const char *what)
 	char *end;
 	long n = strtol(port, &end, 10);
 	int status;
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	if (end == port || *end || n < 1 || n > 65535 ||
 	    (port != what && strncmp(what, "tcp:", 4) && strncmp(what, "udp:", 4))) {
@@ -59,8 +61,13 @@ static void wait_listen(const char *dir, const char *what)
 	}
 	pid = fork();
 	if (pid == 0) {
-		int (*listening)(int, unsigned short) =
-			(int (*)(int, unsigned short))tool_mock_call(dir, "rdmamock_listening");
+		int (*listening)(int, unsigned short);
+
+		/* Killed with this process (a pair script stopping its client
+		 * because the server failed), the waiter goes too, not 30 s on. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != self)
+			_exit(2);
+		listening = (int (*)(int, unsigned short))tool_mock_call(dir, "rdmamock_listening");
 
 		for (int i = 0; i < 3000; i++) {
 			if (listening(ps, (unsigned short)n) == 1)

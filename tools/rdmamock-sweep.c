@@ -1,7 +1,8 @@
 /* rdmamock-sweep: a program through every fault it can meet.
  *
  *   rdmamock-sweep [--timeout S] [--jobs N] [--points GLOB] [--max-nth N]
- *                  [--known FILE] [--tap FILE] [--logs DIR] [--] PROG [ARG]...
+ *                  [--known FILE] [--tap FILE] [--junit FILE] [--logs DIR]
+ *                  [--] PROG [ARG]...
  *
  * 1. PROG runs once on a fabric of its own with RDMAMOCK_COUNT=1, and the
  *    fabric counts how often each fault point is reached (entry points and
@@ -13,10 +14,13 @@
  * 3. Each run is judged: its exit status (failing is what it should do
  *    when a call fails), a crash (a signal), a hang (still running after
  *    --timeout: its process group is killed), a sanitizer report in its
- *    output. Crashes, hangs and sanitizer reports are findings.
+ *    output ("...Sanitizer", or UBSan's "runtime error:"). Crashes, hangs
+ *    and sanitizer reports are findings.
  * 4. A table of the findings, each with a one-line reproducer; TAP with
- *    --tap. A finding that --known lists (lines "POINT nth=N[+]", '#'
- *    comments) is reported as known and does not fail the sweep.
+ *    --tap, JUnit XML with --junit (a testcase per run; a finding is a
+ *    <failure>, a known one <skipped>). A finding that --known lists
+ *    (lines "POINT nth=N[+]", '#' comments) is reported as known and does
+ *    not fail the sweep.
  * Exit status: 0 with no new finding, 1 with one, 2 on a usage error or
  * when PROG fails with no fault at all. */
 #include <errno.h>
@@ -41,7 +45,7 @@
 struct run {
 	char spec[160];
 	pid_t pid;
-	double started;
+	double started, elapsed;
 	char log[PATH_MAX];
 	char fabric[64];
 	bool timed_out;
@@ -53,7 +57,7 @@ struct run {
 
 static struct {
 	int timeout, jobs, max_nth;
-	const char *points, *known, *tap, *logs;
+	const char *points, *known, *tap, *junit, *logs;
 	char **prog;
 	char dir[PATH_MAX];
 	long (*reached)(const char *);
@@ -75,13 +79,16 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: " ME " [--timeout S] [--jobs N] [--points GLOB] [--max-nth N]\n"
-		"                      [--known FILE] [--tap FILE] [--logs DIR] [--] PROG [ARG]...\n"
+		"                      [--known FILE] [--tap FILE] [--junit FILE] [--logs DIR]\n"
+		"                      [--] PROG [ARG]...\n"
 		"  --timeout S    a run still going after S seconds is a hang (30)\n"
 		"  --jobs N       runs at once (2)\n"
 		"  --points GLOB  only the fault points that match (all)\n"
 		"  --max-nth N    fail at most the first N hits of each point (3)\n"
 		"  --known FILE   findings already known: lines \"POINT nth=N[+]\"\n"
 		"  --tap FILE     TAP, a test per run\n"
+		"  --junit FILE   JUnit XML, a testcase per run: a finding is a failure, a\n"
+		"                 known one skipped\n"
 		"  --logs DIR     keep each run's output there (else only a finding's)\n"
 		"Exit status: 0 with no new finding, 1 with one, 2 on a usage error or\n"
 		"when PROG fails with no fault at all.\n");
@@ -186,11 +193,14 @@ static bool finished(struct run *r)
 		return false;
 	}
 	/* The rest of its process group (a server a script left) goes too. */
+	r->elapsed = now() - r->started;
 	kill(-r->pid, SIGKILL);
 	r->hang = r->timed_out;
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	r->signal = WIFSIGNALED(status) && !r->timed_out ? WTERMSIG(status) : 0;
-	r->sanitizer = said_in_log(r->log, "Sanitizer");
+	/* ASan and the others name themselves; UBSan's report is only
+	 * "FILE:LINE:COL: runtime error: ..." when it prints no summary. */
+	r->sanitizer = said_in_log(r->log, "Sanitizer") || said_in_log(r->log, ": runtime error: ");
 	/* A crash inside a script: the shell reports its child's signal. */
 	if (!r->signal && r->status > 128 && r->status < 160 && !r->timed_out &&
 	    (said_in_log(r->log, "Segmentation fault") || said_in_log(r->log, "Aborted")))
@@ -258,12 +268,159 @@ static void reproducer(const struct run *r, FILE *to)
 	fprintf(to, "rdmamock-run --fault '%s' --", r->spec);
 	for (char **a = opt.prog; *a; a++) {
 		if (strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,") ==
-		    strlen(*a))
+		    strlen(*a)) {
 			fprintf(to, " %s", *a);
-		else
-			fprintf(to, " '%s'", *a);
+		} else {
+			/* In single quotes; a quote itself as '\'' (close, escaped, reopen) */
+			fputs(" '", to);
+			for (const char *c = *a; *c; c++)
+				if (*c == '\'')
+					fputs("'\\''", to);
+				else
+					fputc(*c, to);
+			fputc('\'', to);
+		}
 	}
 	fputc('\n', to);
+}
+
+/* The length of the UTF-8 character at p that XML 1.0 may hold, or 0: not
+ * UTF-8 (overlong, a surrogate, past U+10FFFF, cut short) or U+FFFE/FFFF. */
+static size_t xml_char(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0];
+	size_t len = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+
+	if (!len || (size_t)(end - p) < len)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) || (c == 0xf0 && p[1] < 0x90) ||
+	    (c == 0xf4 && p[1] >= 0x90) || (c == 0xef && p[1] == 0xbf && p[2] >= 0xbe))
+		return 0;
+	if (len == 1 && c < 0x20 && c != '\t' && c != '\n')
+		return 0;
+	return len;
+}
+
+/* Text for XML: the five specials escaped; what XML 1.0 cannot hold at all
+ * (control characters other than tab and newline, bytes that are not
+ * UTF-8, as a crashing program's output may have) becomes '?'. */
+static void xml_text(FILE *to, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		size_t len = xml_char(p, end);
+
+		switch (len ? *p : 0) {
+		case 0: fputc('?', to); len = 1; break;
+		case '&': fputs("&amp;", to); break;
+		case '<': fputs("&lt;", to); break;
+		case '>': fputs("&gt;", to); break;
+		case '"': fputs("&quot;", to); break;
+		case '\'': fputs("&apos;", to); break;
+		default: fwrite(p, 1, len, to); break;
+		}
+		p += len;
+	}
+}
+
+static void xml(FILE *to, const char *s)
+{
+	xml_text(to, s, strlen(s));
+}
+
+/* The reproducer as a string (malloc'd), for an attribute or a body. */
+static char *reproducer_text(const struct run *r)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f) {
+		fprintf(stderr, ME ": open_memstream: %s\n", strerror(errno));
+		exit(2);
+	}
+	reproducer(r, f);
+	fclose(f);
+	return text;
+}
+
+/* A finding's output in <system-out>: what a CI page shows beside the
+ * failure, the first 64 KiB of it. */
+static void junit_output(FILE *to, const struct run *r)
+{
+	static char buf[65536];
+	FILE *f = fopen(r->log, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+
+	if (!f)
+		return;
+	fputs("    <system-out>", to);
+	xml_text(to, buf, n);
+	if (n == sizeof buf && fgetc(f) != EOF) {
+		fputs("\n[... cut: the whole output is in ", to);
+		xml(to, r->log);
+		fputs("]\n", to);
+	}
+	fputs("</system-out>\n", to);
+	fclose(f);
+}
+
+/* JUnit XML: one testsuite, a testcase per run named by its fault; a
+ * finding is a <failure> (its kind, the reproducer, the output file), a
+ * known one is <skipped> so that it is seen and does not fail a CI page. */
+static void write_junit(FILE *to, const struct run *runs, int n, int found, int known, double took)
+{
+	char stamp[32], what[64];
+	time_t t = time(NULL);
+
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", localtime(&t));
+	fprintf(to, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"" ME " ");
+	for (char **a = opt.prog; *a; a++) {
+		fputs(a == opt.prog ? "" : " ", to);
+		xml(to, *a);
+	}
+	fprintf(to, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\">\n",
+		n, found, known, took, stamp);
+	for (int i = 0; i < n; i++) {
+		const struct run *r = &runs[i];
+		char *repro;
+
+		fputs("  <testcase classname=\"" ME "\" name=\"", to);
+		xml(to, r->spec);
+		fprintf(to, "\" time=\"%.3f\"", r->elapsed);
+		if (!finding(r)) {
+			fputs("/>\n", to);
+			continue;
+		}
+		verdict(r, what, sizeof what);
+		repro = reproducer_text(r);
+		fputs(">\n", to);
+		if (r->known) {
+			fputs("    <skipped message=\"known: ", to);
+			xml(to, what);
+			fputs("; ", to);
+			xml_text(to, repro, strlen(repro) - 1); /* without its newline */
+			fputs("\"/>\n", to);
+		} else {
+			fputs("    <failure type=\"", to);
+			xml_text(to, what, strcspn(what, " ")); /* CRASH, HANG, SANITIZER */
+			fputs("\" message=\"", to);
+			xml(to, what);
+			fputs("\">", to);
+			xml(to, repro);
+			fputs("output: ", to);
+			xml(to, r->log);
+			fputs("</failure>\n", to);
+		}
+		junit_output(to, r);
+		fputs("  </testcase>\n", to);
+		free(repro);
+	}
+	fputs("</testsuite>\n", to);
 }
 
 /* Run every case, jobs at a time. */
@@ -313,13 +470,15 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' }, { "jobs", required_argument, NULL, 'j' },
 		{ "points", required_argument, NULL, 'p' },  { "max-nth", required_argument, NULL, 'n' },
 		{ "known", required_argument, NULL, 'k' },   { "tap", required_argument, NULL, 'T' },
-		{ "logs", required_argument, NULL, 'l' },    { "help", no_argument, NULL, 'h' },
+		{ "junit", required_argument, NULL, 'J' },   { "logs", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run count = { .spec = "" }, *runs = NULL;
 	int c, n = 0, found = 0, known = 0, k = 1;
 	char what[64];
-	FILE *tap = NULL;
+	FILE *tap = NULL, *junit = NULL;
+	double began = now();
 
 	tool_name = ME;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -330,6 +489,7 @@ int main(int argc, char **argv)
 		case 'n': opt.max_nth = parse_int("--max-nth", optarg, 1); break;
 		case 'k': opt.known = optarg; break;
 		case 'T': opt.tap = optarg; break;
+		case 'J': opt.junit = optarg; break;
 		case 'l': opt.logs = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -349,6 +509,10 @@ int main(int argc, char **argv)
 	}
 	if (opt.tap && !(tap = fopen(opt.tap, "w"))) {
 		fprintf(stderr, ME ": --tap %s: %s\n", opt.tap, strerror(errno));
+		return 2;
+	}
+	if (opt.junit && !(junit = fopen(opt.junit, "w"))) {
+		fprintf(stderr, ME ": --junit %s: %s\n", opt.junit, strerror(errno));
 		return 2;
 	}
 
@@ -422,6 +586,13 @@ int main(int argc, char **argv)
 	}
 	if (tap)
 		fclose(tap);
+	if (junit) {
+		write_junit(junit, runs, n, found, known, now() - began);
+		if (fclose(junit)) {
+			fprintf(stderr, ME ": --junit %s: %s\n", opt.junit, strerror(errno));
+			return 2;
+		}
+	}
 	printf("%s: %d runs, %d findings, %d of them known\n", ME, n, found + known, known);
 	return found ? 1 : 0;
 }
