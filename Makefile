@@ -298,11 +298,14 @@ check: all
 # Debian's RDMA programs, server and client as two processes, on the mock
 # (a fabric of this run's own). make check runs it too.
 # Our examples through every fault they meet (rdmamock-sweep), and known
-# upstream bugs in rping and cmtime found (ci/check-sweep.sh). SWEEP_MAX_NTH:
-# hits failed per point.
+# upstream bugs in rping and cmtime found (ci/check-sweep.sh); then every
+# test of the suite through every call's faults (ci/sweep/suite.sh).
+# SWEEP_MAX_NTH: hits failed per point of the examples.
 SWEEP_MAX_NTH ?= 2
 sweep: all
-	@bash ci/check-sweep.sh $(BUILD) $(SWEEP_MAX_NTH)
+	@start=$$(date +%s); \
+	bash ci/check-sweep.sh $(BUILD) $(SWEEP_MAX_NTH) && bash ci/sweep/suite.sh $(BUILD) && \
+	echo "sweep: passed in $$(($$(date +%s) - start)) s"
 .PHONY: sweep
 
 check-programs: all

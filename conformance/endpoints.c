@@ -55,10 +55,16 @@ static void *serve(void *arg)
 	s->accept_ret = -1;
 	if (rdma_get_request(s->listener, &s->conn)) {
 		s->accept_errno = errno;
+		/* Nobody will take the request: refuse it, with the listener,
+		 * so that the active side's rdma_connect ends (REJECTED). */
+		rdma_destroy_ep(s->listener);
+		s->listener = NULL;
 		return NULL;
 	}
 	s->accept_ret = rdma_accept(s->conn, &param);
 	s->accept_errno = errno;
+	if (s->accept_ret)
+		rdma_reject(s->conn, NULL, 0); /* likewise */
 	return NULL;
 }
 

@@ -633,6 +633,7 @@ void ibv_post_send__fault_port_down(void **state)
 	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!target)
 		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	fx_topology_call("rdmamock_port_set"); /* the port is every process's */
 	snprintf(keys, sizeof keys, "rdmamock/ibverbs/port_down qpn=%u nth=1 ms=100", q.qp->qp_num);
 	add_for_me(keys);
 	write_to_self(&q, target, 1);
@@ -770,6 +771,7 @@ void ibv_post_send__fault_device_fatal(void **state)
 	struct fx_qp q;
 
 	rc_require_mock("faults are the mock's");
+	fx_topology_call("rdmamock_device_fatal"); /* it removes the device: not on a shared fabric */
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	sge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
@@ -802,6 +804,7 @@ void rdma_connect__fault_addr_change(void **state)
 
 	rc_require_mock("faults are the mock's");
 	fx_need_local_passive();
+	fx_topology_call("rdmamock_addr_change"); /* every id of the device hears it */
 	add_for_me("rdmamock/rdmacm/event/addr_change nth=1");
 	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
 	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_CHANGE, 1000);

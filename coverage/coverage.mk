@@ -1,6 +1,7 @@
 # make coverage: the mock built with gcov in a tree of its own (the normal
 # build is left alone), the suite and the drop-in example run on it, and
-# lcov/genhtml's report of mock/ in build/coverage/html.
+# lcov/genhtml's report of mock/ in build/coverage/html; then the examples under
+# rdmamock-sweep, from zero, in build/coverage/sweep-html.
 
 COV_DIR  := build/coverage
 COV_TREE := $(COV_DIR)/tree
@@ -24,5 +25,22 @@ coverage:
 	@echo "coverage: HTML report in $(COV_DIR)/html/index.html"
 	@lcov --config-file coverage/lcovrc --summary $(COV_DIR)/mock.info 2>&1 | \
 	  sed -n 's/^ *\(lines\|functions\|branches\)/coverage of mock\/: \1/p'
+	@# The second report: our examples under rdmamock-sweep, from zero, so
+	@# that the error paths only faults reach show (examples/ and mock/).
+	@find $(COV_TREE) -name '*.gcda' -delete
+	@echo "coverage: the examples under rdmamock-sweep"
+	@bash coverage/sweep.sh $(COV_TREE) >$(COV_DIR)/sweep.log 2>&1 || \
+	  { tail -n 30 $(COV_DIR)/sweep.log; echo "coverage: the sweep failed" >&2; exit 1; }
+	@$(LCOV) --capture --directory $(COV_TREE)/mock/obj --directory $(COV_TREE)/examples \
+	  --base-directory $(CURDIR) --output-file $(COV_DIR)/sweep-all.info 2>&1 | \
+	  { grep -v '^Subroutine .* redefined' || true; }
+	@$(LCOV) --extract $(COV_DIR)/sweep-all.info '$(CURDIR)/examples/*' '$(CURDIR)/mock/*' \
+	  --output-file $(COV_DIR)/sweep.info
+	@genhtml --quiet --config-file coverage/lcovrc --title "rdmacheck: the examples under rdmamock-sweep" \
+	  --output-directory $(COV_DIR)/sweep-html $(COV_DIR)/sweep.info
+	@echo "coverage: HTML report of the sweep in $(COV_DIR)/sweep-html/index.html"
+	@$(LCOV) --extract $(COV_DIR)/sweep.info '$(CURDIR)/examples/*' --output-file $(COV_DIR)/sweep-examples.info
+	@lcov --config-file coverage/lcovrc --summary $(COV_DIR)/sweep-examples.info 2>&1 | \
+	  sed -n 's/^ *\(lines\|functions\|branches\)/coverage of examples\/ under the sweep: \1/p'
 
 .PHONY: coverage

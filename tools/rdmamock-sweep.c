@@ -1,15 +1,17 @@
 /* rdmamock-sweep: a program through every fault it can meet.
  *
- *   rdmamock-sweep [--timeout S] [--jobs N] [--points GLOB] [--max-nth N]
- *                  [--known FILE] [--tap FILE] [--junit FILE] [--logs DIR]
+ *   rdmamock-sweep [--timeout S] [--jobs N] [--points GLOB] [--max-nth N] [--calls]
+ *                  [--one-errno] [--known FILE] [--tap FILE] [--junit FILE] [--logs DIR]
  *                  [--] PROG [ARG]...
  *
  * 1. PROG runs once on a fabric of its own with RDMAMOCK_COUNT=1, and the
  *    fabric counts how often each fault point is reached (entry points and
  *    asynchronous ones, across every process PROG starts).
- * 2. For each point reached (and matching GLOB), and each N up to its count
- *    (at most --max-nth), PROG runs again, its fault failing the Nth hit
- *    once (nth=N), then failing it from the Nth hit on (nth=N+), each on a
+ * 2. For each point reached (and matching GLOB; with --calls, only the
+ *    entry points of calls), and each N up to its count (at most
+ *    --max-nth), PROG runs again, its fault failing the Nth hit once
+ *    (nth=N; a call once with each errno its table allows, unless
+ *    --one-errno), then failing it from the Nth hit on (nth=N+), each on a
  *    fabric of its own.
  * 3. Each run is judged: its exit status (failing is what it should do
  *    when a call fails), a crash (a signal), a hang (still running after
@@ -63,6 +65,8 @@ static struct {
 	long (*reached)(const char *);
 	const char *(*point)(int);
 	int (*fabric_remove)(const char *);
+	int (*errnos)(const char *, int *, int);
+	bool calls_only, one_errno;
 	char **known_lines;
 	int nknown;
 } opt = { .timeout = 30, .jobs = 2, .max_nth = 3, .points = "*" };
@@ -78,13 +82,16 @@ static double now(void)
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: " ME " [--timeout S] [--jobs N] [--points GLOB] [--max-nth N]\n"
-		"                      [--known FILE] [--tap FILE] [--junit FILE] [--logs DIR]\n"
-		"                      [--] PROG [ARG]...\n"
+		"usage: " ME " [--timeout S] [--jobs N] [--points GLOB] [--max-nth N] [--calls]\n"
+		"                      [--one-errno] [--known FILE] [--tap FILE] [--junit FILE]\n"
+		"                      [--logs DIR] [--] PROG [ARG]...\n"
 		"  --timeout S    a run still going after S seconds is a hang (30)\n"
 		"  --jobs N       runs at once (2)\n"
 		"  --points GLOB  only the fault points that match (all)\n"
 		"  --max-nth N    fail at most the first N hits of each point (3)\n"
+		"  --calls        only the entry points of calls (those with an errno table)\n"
+		"  --one-errno    fail a call's Nth hit once with its usual errno only, not\n"
+		"                 with each errno its table allows\n"
 		"  --known FILE   findings already known: lines \"POINT nth=N[+]\"\n"
 		"  --tap FILE     TAP, a test per run\n"
 		"  --junit FILE   JUnit XML, a testcase per run: a finding is a failure, a\n"
@@ -205,9 +212,16 @@ static bool finished(struct run *r)
 	if (!r->signal && r->status > 128 && r->status < 160 && !r->timed_out &&
 	    (said_in_log(r->log, "Segmentation fault") || said_in_log(r->log, "Aborted")))
 		r->signal = r->status - 128;
-	usleep(50000); /* its processes' files closed, the fabric can go */
-	opt.fabric_remove(r->fabric);
 	return true;
+}
+
+/* The runs' fabrics go once their processes have closed their files: a
+ * moment after the last run ended, all at once (not 50 ms per run). */
+static void remove_fabrics(const struct run *runs, int n)
+{
+	usleep(50000);
+	for (int i = 0; i < n; i++)
+		opt.fabric_remove(runs[i].fabric);
 }
 
 static bool finding(const struct run *r)
@@ -242,10 +256,26 @@ static void load_known(void)
 	fclose(f);
 }
 
+/* A known line "POINT nth=N[+]" covers that run with any errno=. */
+/* An errno as the fault syntax takes it: its name (ECONNREFUSED), or a
+ * number (rdma_getaddrinfo's EAI_ codes are negative). */
+static void errno_name(int e, char *out, size_t size)
+{
+	const char *name = e > 0 ? strerrorname_np(e) : NULL;
+
+	if (name)
+		snprintf(out, size, "%s", name);
+	else
+		snprintf(out, size, "%d", e);
+}
+
 static bool is_known(const char *spec)
 {
+	size_t len = strcspn(spec, " ");
+
+	len += strcspn(spec + len + (spec[len] == ' '), " ") + (spec[len] == ' ');
 	for (int i = 0; i < opt.nknown; i++)
-		if (!strcmp(opt.known_lines[i], spec))
+		if (strlen(opt.known_lines[i]) == len && !strncmp(opt.known_lines[i], spec, len))
 			return true;
 	return false;
 }
@@ -447,7 +477,7 @@ static void run_all(struct run *runs, int n)
 				if (!opt.logs && !finding(&runs[i]))
 					unlink(runs[i].log);
 			}
-		usleep(10000);
+		usleep(2000);
 	}
 	free(live);
 }
@@ -471,6 +501,7 @@ int main(int argc, char **argv)
 		{ "points", required_argument, NULL, 'p' },  { "max-nth", required_argument, NULL, 'n' },
 		{ "known", required_argument, NULL, 'k' },   { "tap", required_argument, NULL, 'T' },
 		{ "junit", required_argument, NULL, 'J' },   { "logs", required_argument, NULL, 'l' },
+		{ "calls", no_argument, NULL, 'c' },        { "one-errno", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -491,6 +522,8 @@ int main(int argc, char **argv)
 		case 'T': opt.tap = optarg; break;
 		case 'J': opt.junit = optarg; break;
 		case 'l': opt.logs = optarg; break;
+		case 'c': opt.calls_only = true; break;
+		case 'o': opt.one_errno = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -523,6 +556,7 @@ int main(int argc, char **argv)
 	opt.reached = (long (*)(const char *))tool_mock_call(opt.dir, "rdmamock_point_reached");
 	opt.point = (const char *(*)(int))tool_mock_call(opt.dir, "rdmamock_point");
 	opt.fabric_remove = (int (*)(const char *))tool_mock_call(opt.dir, "rdmamock_fabric_remove");
+	opt.errnos = (int (*)(const char *, int *, int))tool_mock_call(opt.dir, "rdmamock_errnos");
 	opt.reached(opt.point(0)); /* joins the fabric */
 	start(&count);
 	while (!finished(&count))
@@ -536,28 +570,40 @@ int main(int argc, char **argv)
 	}
 	unlink(count.log);
 
-	/* 2. A run per point reached, N and N+. */
+	/* 2. A run per point reached, N and N+; a call's Nth hit once with
+	 * each errno its table allows, from then on with its usual one. */
 	for (int i = 0; opt.point(i); i++) {
-		const char *p = opt.point(i);
+		const char *p = opt.point(i), *call = strrchr(p, '/') + 1;
+		int errs[64], nerr = opt.errnos(call, errs, 64);
 		long hits = opt.reached(p);
 
-		if (hits <= 0 || fnmatch(opt.points, p, 0))
+		if (hits <= 0 || fnmatch(opt.points, p, 0) || (opt.calls_only && nerr <= 0))
 			continue;
+		if (nerr <= 0 || opt.one_errno)
+			nerr = 0; /* no errno=: the point's own default */
 		for (long nth = 1; nth <= hits && nth <= opt.max_nth; nth++)
-			for (int onward = 0; onward < 2; onward++) {
+			for (int v = -1; v < (nerr ? nerr : 1); v++) {
+				char errno_word[32] = "";
+
+				if (v >= 0 && nerr)
+					errno_name(errs[v], errno_word, sizeof errno_word);
 				runs = realloc(runs, (size_t)(n + 1) * sizeof *runs);
 				if (!runs) {
 					fprintf(stderr, ME ": out of memory\n");
 					return 2;
 				}
 				memset(&runs[n], 0, sizeof runs[n]);
-				snprintf(runs[n].spec, sizeof runs[n].spec, "%s nth=%ld%s", p, nth, onward ? "+" : "");
+				/* v -1: from the Nth hit on; else the Nth once. */
+				snprintf(runs[n].spec, sizeof runs[n].spec, "%s nth=%ld%s%s%s", p, nth,
+					 v < 0 ? "+" : "", *errno_word ? " errno=" : "", errno_word);
 				name_run(&runs[n++], k++);
 			}
 	}
-	printf("%s: %d runs (points reached and matching '%s', nth up to %d, once and onward)\n", ME, n,
-	       opt.points, opt.max_nth);
+	printf("%s: %d runs (points reached and matching '%s'%s, nth up to %d, once%s and onward)\n", ME,
+	       n, opt.points, opt.calls_only ? ", calls only" : "", opt.max_nth,
+	       opt.one_errno ? "" : " with each errno of the call's table");
 	run_all(runs, n);
+	remove_fabrics(runs, n);
 
 	/* 3. The verdicts. */
 	if (tap)

@@ -20,7 +20,7 @@ rows=$(awk '
 		printf "%s:%d: want CALL ERRNO SOURCE, got: %s\n", FILENAME, FNR, $0 > "/dev/stderr"
 		bad = 1; next
 	}
-	$1 !~ /^[a-z][a-z0-9_]*$/ || $2 !~ /^(E[A-Z0-9]+|EAI_[A-Z0-9]+|[1-9][0-9]*)$/ {
+	$1 !~ /^[a-z_][a-z0-9_]*$/ || $2 !~ /^(E[A-Z0-9]+|EAI_[A-Z0-9]+|[1-9][0-9]*)$/ {
 		printf "%s:%d: not a call and an errno name: %s %s\n", FILENAME, FNR, $1, $2 > "/dev/stderr"
 		bad = 1; next
 	}
@@ -29,7 +29,8 @@ rows=$(awk '
 		bad = 1; next
 	}
 	{ printf "%s %s %06d\n", $1, $2, ++n }
-	END { exit bad }' "$@" | LC_ALL=C sort -k1,1 -k3,3 | cut -d' ' -f1,2)
+	END { exit bad }' "$@") || exit 1
+rows=$(printf '%s\n' "$rows" | LC_ALL=C sort -k1,1 -k3,3 | cut -d' ' -f1,2)
 if $list; then
 	printf '%s\n' "$rows"
 	exit 0

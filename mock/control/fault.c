@@ -132,7 +132,8 @@ static bool parse_errno(const char *s, int *out)
 {
 	long v;
 
-	if (parse_long(s, 1, 4095, &v)) {
+	/* Negative: an EAI_ code by number (rdmamock-sweep writes them so). */
+	if (parse_long(s, 1, 4095, &v) || parse_long(s, -4095, -1, &v)) {
 		*out = (int)v;
 		return true;
 	}
@@ -204,7 +205,7 @@ static bool parse_key(struct fault *f, const char *word, char *err, size_t errle
 	val = eq + 1;
 	if (!strcmp(key, "errno")) {
 		if (!parse_errno(val, &f->act.value))
-			return BAD("errno=%s: not an errno (a number 1-4095 or a name such as ECONNREFUSED)", val);
+			return BAD("errno=%s: not an errno (a number 1-4095, a name such as ECONNREFUSED, or an EAI_ code)", val);
 		f->act.has_value = true;
 	} else if (!strcmp(key, "status")) {
 		if (!parse_status(val, &f->act.value))

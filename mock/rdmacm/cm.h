@@ -94,6 +94,8 @@ int cm_query_path(struct cm_id *cid);
 
 /* ucma_complete: for a synchronous id, wait for the call's event. */
 int cm_complete(struct cm_id *cid);
+/* An event acknowledged by librdmacm itself (never a fault point). */
+void cm_ack(struct rdma_cm_event *event);
 
 /* Allocate an id (and its private channel when channel is NULL). */
 struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,

@@ -358,7 +358,7 @@ MOCK_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 	reported = fab_destroy_id(cid->fid);
 	cid->fid = NULL;
 	if (id->event)
-		rdma_ack_cm_event(id->event);
+		cm_ack(id->event);
 	wait_for_acks(cid, reported);
 	cm_free_id(cid);
 	return 0;
@@ -383,7 +383,7 @@ MOCK_EXPORT int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel
 	reported = fab_migrate_id(cid->fid, to->fchan);
 	if (cid->sync) {
 		if (id->event) {
-			rdma_ack_cm_event(id->event);
+			cm_ack(id->event);
 			id->event = NULL;
 		}
 		rdma_destroy_event_channel(id->channel);

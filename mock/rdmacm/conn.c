@@ -111,7 +111,7 @@ MOCK_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **
 		return mock_errno(EINVAL);
 	MOCK_REQUIRE(id, "rdma_get_request", "id is NULL (upstream stores the new id through it)");
 	if (listen->event) {
-		rdma_ack_cm_event(listen->event);
+		cm_ack(listen->event);
 		listen->event = NULL;
 	}
 	if (rdma_get_cm_event(listen->channel, &event))
@@ -181,7 +181,7 @@ MOCK_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_
 	}
 	if (id->qp_type == IBV_QPT_UD) {
 		if (cid->sync && id->event) {
-			rdma_ack_cm_event(id->event);
+			cm_ack(id->event);
 			id->event = NULL;
 		}
 		return 0;

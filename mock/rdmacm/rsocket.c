@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cm.h"
 #include "rsocket.h"
 
 #define LIB "rdmacm"
@@ -152,7 +153,7 @@ int rs_cm_complete(struct rdma_cm_id *id)
 	struct rdma_cm_event *ev;
 
 	if (id->event) {
-		rdma_ack_cm_event(id->event);
+		cm_ack(id->event);
 		id->event = NULL;
 	}
 	if (rdma_get_cm_event(id->channel, &ev))

@@ -113,8 +113,12 @@ int rs_create_ep(struct rsocket *rs)
 	attr.cap.max_send_sge = 2;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = rs->sq_inline;
-	if (rdma_create_qp(rs->cm_id, NULL, &attr))
+	if (rdma_create_qp(rs->cm_id, NULL, &attr)) {
+		/* It destroyed the id's CQ and channel (ucma_destroy_cqs). */
+		rs->cq = NULL;
+		rs->cq_channel = NULL;
 		return -1;
+	}
 	rs->sq_inline = attr.cap.max_inline_data;
 	rs->sqe_avail = rs->sq_size;
 	for (uint32_t i = 0; i < rs->rq_size; i++)
@@ -125,11 +129,11 @@ int rs_create_ep(struct rsocket *rs)
 
 void rs_destroy_ep(struct rsocket *rs)
 {
-	if (rs->cm_id->qp || rs->cm_id->recv_cq || rs->cm_id->recv_cq_channel) {
+	/* What the id holds goes with it (a failed rdma_create_qp has
+	 * destroyed its CQ and channel already: rdmamock-sweep found the
+	 * double destroy that was here, at ibv_create_qp nth=1). */
+	if (rs->cm_id->qp || rs->cm_id->recv_cq || rs->cm_id->recv_cq_channel)
 		rdma_destroy_qp(rs->cm_id);
-	} else if (rs->cq_channel) {
-		ibv_destroy_comp_channel(rs->cq_channel);
-	}
 	rs->cq = NULL;
 	rs->cq_channel = NULL;
 	if (rs->rmr)

@@ -148,12 +148,8 @@ static void free_qp(struct rsocket *rs, struct ds_qp *qp)
 {
 	if (qp->channel && rs->ds->epfd >= 0)
 		epoll_ctl(rs->ds->epfd, EPOLL_CTL_DEL, qp->channel->fd, NULL);
-	if (qp->id) {
-		if (qp->id->qp || qp->id->recv_cq || qp->id->recv_cq_channel)
-			rdma_destroy_qp(qp->id);
-		else if (qp->channel)
-			ibv_destroy_comp_channel(qp->channel);
-	}
+	if (qp->id && (qp->id->qp || qp->id->recv_cq || qp->id->recv_cq_channel))
+		rdma_destroy_qp(qp->id);
 	if (qp->rmr)
 		ibv_dereg_mr(qp->rmr);
 	if (qp->smr)
@@ -196,8 +192,12 @@ static int setup_qp(struct rsocket *rs, struct ds_qp *qp, const struct sockaddr 
 	attr.cap.max_recv_wr = rs->rq_size;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
-	if (rdma_create_qp(id, NULL, &attr))
+	if (rdma_create_qp(id, NULL, &attr)) {
+		/* It destroyed the id's CQ and channel (ucma_destroy_cqs). */
+		qp->cq = NULL;
+		qp->channel = NULL;
 		return -1;
+	}
 	qp->rbuf = calloc(rs->rq_size, DS_GRH + DS_SLOT);
 	if (!qp->rbuf)
 		return mock_errno(ENOMEM);
