@@ -166,7 +166,7 @@ void rdma_resolve_addrinfo__busy_until_queried(void **state)
 	FX_OK(f.api.resolve(f.id, fx_addr(AF_INET), f.service, NULL));
 	errno = 0;
 	assert_int_equal(f.api.resolve(f.id, fx_addr(AF_INET), "1", NULL), -1);
-	assert_int_equal(errno, EBUSY);
+	RC_ASSERT_ERRNO("rdma_resolve_addrinfo", errno, EBUSY);
 	expect_resolved_event(&f);
 	assert_true(fx_quiet(f.ch, QUIET_MS));
 	assert_int_equal(query(&f, &info, &err), 0);
@@ -187,7 +187,7 @@ void rdma_query_addrinfo__null_id(void **state)
 
 	errno = 0;
 	assert_int_equal(api.query(NULL, &info), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", errno, EINVAL);
 }
 
 void rdma_query_addrinfo__null_info(void **state)
@@ -197,7 +197,7 @@ void rdma_query_addrinfo__null_info(void **state)
 	ai_setup(&f, false);
 	errno = 0;
 	assert_int_equal(f.api.query(f.id, NULL), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", errno, EINVAL);
 	ai_teardown(&f);
 }
 
@@ -209,7 +209,7 @@ void rdma_query_addrinfo__never_resolved(void **state)
 
 	ai_setup(&f, false);
 	assert_int_equal(query(&f, &info, &err), -1);
-	assert_int_equal(err, ENOENT);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", err, ENOENT);
 	ai_teardown(&f);
 }
 
@@ -223,7 +223,7 @@ void rdma_query_addrinfo__twice(void **state)
 	info = resolve_and_query(&f, f.service, NULL);
 	rdma_freeaddrinfo(info);
 	assert_int_equal(query(&f, &info, &err), -1);
-	assert_int_equal(err, ENOENT);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", err, ENOENT);
 	ai_teardown(&f);
 }
 
@@ -274,7 +274,7 @@ void rdma_query_addrinfo__still_resolving(void **state)
 	FX_OK(rdma_bind_addr(f.id, (struct sockaddr *)&sib));
 	FX_OK(f.api.resolve(f.id, NULL, "0x1", &hints));
 	assert_int_equal(query(&f, &info, &err), -1);
-	assert_int_equal(err, ENOENT);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", err, ENOENT);
 	assert_false(fx_quiet(f.ch, WAIT_MS));
 	FX_OK(rdma_get_cm_event(f.ch, &ev));
 	FX_OK(rdma_ack_cm_event(ev));
@@ -294,11 +294,11 @@ void rdma_resolve_addrinfo__dns_failure(void **state)
 	ret = f.api.resolve(f.id, "not-a-numeric-host", f.service, &hints);
 	err = errno;
 	assert_int_equal(ret, -1);
-	assert_int_equal(err, EAI_NONAME);
+	RC_ASSERT_ERRNO("rdma_resolve_addrinfo", err, EAI_NONAME);
 	rc_note_documented(err > 0);
 	assert_true(fx_quiet(f.ch, QUIET_MS));
 	assert_int_equal(query(&f, &info, &err), -1);
-	assert_int_equal(err, ENOENT);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", err, ENOENT);
 	ai_teardown(&f);
 }
 
@@ -313,9 +313,9 @@ void rdma_resolve_addrinfo__sa_and_dns(void **state)
 	ai_setup(&f, false);
 	errno = 0;
 	assert_int_equal(f.api.resolve(f.id, NULL, f.service, &hints), -1);
-	assert_int_equal(errno, EOPNOTSUPP);
+	RC_ASSERT_ERRNO("rdma_resolve_addrinfo", errno, EOPNOTSUPP);
 	assert_int_equal(query(&f, &info, &err), -1);
-	assert_int_equal(err, ENOENT);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", err, ENOENT);
 	ai_teardown(&f);
 }
 
@@ -327,7 +327,7 @@ void rdma_resolve_addrinfo__sa_with_node(void **state)
 	ai_setup(&f, false);
 	errno = 0;
 	assert_int_equal(f.api.resolve(f.id, fx_addr(AF_INET), f.service, &hints), -1);
-	assert_int_equal(errno, EOPNOTSUPP);
+	RC_ASSERT_ERRNO("rdma_resolve_addrinfo", errno, EOPNOTSUPP);
 	ai_teardown(&f);
 }
 
@@ -346,7 +346,7 @@ void rdma_resolve_addrinfo__sa_not_ib(void **state)
 	assert_int_equal(f.api.resolve(f.id, NULL, "0x1", &hints), -1);
 	assert_true(fx_quiet(f.ch, QUIET_MS));
 	assert_int_equal(query(&f, &info, &err), -1);
-	assert_int_equal(err, ENOENT);
+	RC_ASSERT_ERRNO("rdma_query_addrinfo", err, ENOENT);
 	ai_teardown(&f);
 }
 
@@ -374,7 +374,7 @@ void rdma_write_cm_event__not_user(void **state)
 	ai_setup(&f, false);
 	errno = 0;
 	assert_int_equal(f.api.write_event(f.id, RDMA_CM_EVENT_ADDRINFO_RESOLVED, 0, 0), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_write_cm_event", errno, EINVAL);
 	assert_true(fx_quiet(f.ch, QUIET_MS));
 	ai_teardown(&f);
 }

@@ -43,7 +43,7 @@ static void conflict(int family, const char *first, const char *second, int expe
 	errno = 0;
 	ret = bind_to(t.second, family, second, fx_port());
 	assert_int_equal(ret, -1);
-	assert_int_equal(errno, expected);
+	RC_ASSERT_ERRNO("rdma_bind_addr", errno, expected);
 	two_ids_destroy(&t);
 }
 
@@ -76,7 +76,7 @@ static void not_local(int family, const char *addr)
 	errno = 0;
 	ret = bind_to(t.first, family, addr, fx_port());
 	assert_int_equal(ret, -1);
-	assert_int_equal(errno, EADDRNOTAVAIL);
+	RC_ASSERT_ERRNO("rdma_bind_addr", errno, EADDRNOTAVAIL);
 	two_ids_destroy(&t);
 }
 
@@ -94,7 +94,7 @@ void rdma_bind_addr__twice(void **state)
 	errno = 0;
 	ret = bind_to(t.first, AF_INET, fx_addr(AF_INET), fx_port() + 1);
 	assert_int_equal(ret, -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_bind_addr", errno, EINVAL);
 	two_ids_destroy(&t);
 }
 
@@ -107,7 +107,7 @@ void rdma_bind_addr__null_addr(void **state)
 	errno = 0;
 	ret = rdma_bind_addr(t.first, NULL);
 	assert_int_equal(ret, -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_bind_addr", errno, EINVAL);
 	two_ids_destroy(&t);
 }
 

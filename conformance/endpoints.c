@@ -116,7 +116,7 @@ void rdma_get_request__not_sync(void **state)
 	errno = 0;
 	ret = rdma_get_request(fx.listener, &conn);
 	assert_int_equal(ret, -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_get_request", errno, EINVAL);
 	fx_release(&fx);
 }
 

@@ -159,7 +159,7 @@ void rdma_get_cm_event__nonblocking(void **state)
 	errno = 0;
 	ret = rdma_get_cm_event(ch, &ev);
 	assert_int_equal(ret, -1);
-	assert_int_equal(errno, EAGAIN);
+	RC_ASSERT_ERRNO("rdma_get_cm_event", errno, EAGAIN);
 	assert_true(fx_quiet(ch, 0));
 
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);

@@ -27,7 +27,7 @@ void rdma_create_event_channel__fault_point(void **state)
 	enable("rdmamock/rdmacm/rdma_create_event_channel", EMFILE, 0);
 	errno = 0;
 	assert_null(rdma_create_event_channel());
-	assert_int_equal(errno, EMFILE);
+	RC_ASSERT_ERRNO("rdma_create_event_channel", errno, EMFILE);
 }
 
 void rdma_bind_addr__fault_point(void **state)
@@ -43,7 +43,7 @@ void rdma_bind_addr__fault_point(void **state)
 	enable("rdmamock/rdmacm/rdma_bind_addr", EADDRINUSE, FIU_ONETIME);
 	errno = 0;
 	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&addr), -1);
-	assert_int_equal(errno, EADDRINUSE);
+	RC_ASSERT_ERRNO("rdma_bind_addr", errno, EADDRINUSE);
 	/* FIU_ONETIME: the next call is not failed, and it binds. */
 	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&addr));
 	assert_int_equal(fx_src_port(id), fx_port());
@@ -66,7 +66,7 @@ void ibv_query_device__fault_point(void **state)
 	assert_non_null(ctx);
 	enable("rdmamock/ibverbs/ibv_query_device", ENOMEM, 0);
 	errno = 0;
-	assert_int_equal(ibv_query_device(ctx, &attr), ENOMEM);
+	RC_ASSERT_ERRNO("ibv_query_device", ibv_query_device(ctx, &attr), ENOMEM);
 	assert_int_equal(errno, 0);
 	fiu_disable("rdmamock/ibverbs/ibv_query_device");
 	assert_int_equal(ibv_query_device(ctx, &attr), 0);
@@ -146,7 +146,7 @@ void rdmamock_fault_add__nth_hit(void **state)
 		ch[i] = rdma_create_event_channel();
 		if (i == 1) {
 			assert_null(ch[i]);
-			assert_int_equal(errno, EMFILE);
+			RC_ASSERT_ERRNO("rdma_create_event_channel", errno, EMFILE);
 		} else {
 			assert_non_null(ch[i]);
 		}
@@ -782,11 +782,11 @@ void ibv_post_send__fault_device_fatal(void **state)
 	ibv_ack_async_event(&ev);
 	errno = 0;
 	assert_null(ibv_alloc_pd(q.ctx));
-	assert_int_equal(errno, EIO);
-	assert_int_equal(ibv_query_port(q.ctx, 1, &pa), EIO);
-	assert_int_equal(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE), EIO);
+	RC_ASSERT_ERRNO("ibv_alloc_pd", errno, EIO);
+	RC_ASSERT_ERRNO("ibv_query_port", ibv_query_port(q.ctx, 1, &pa), EIO);
+	RC_ASSERT_ERRNO("ibv_modify_qp", ibv_modify_qp(q.qp, &attr, IBV_QP_STATE), EIO);
 	unsetenv("RDMAV_ALLOW_DISASSOC_DESTROY");
-	assert_int_equal(ibv_destroy_qp(q.qp), EIO);
+	RC_ASSERT_ERRNO("ibv_destroy_qp", ibv_destroy_qp(q.qp), EIO);
 	setenv("RDMAV_ALLOW_DISASSOC_DESTROY", "1", 1);
 	fx_qp_release(&q);
 	unsetenv("RDMAV_ALLOW_DISASSOC_DESTROY");

@@ -91,7 +91,7 @@ void rdma_getaddrinfo__numerichost_refuses_names(void **state)
 	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST }, *res = NULL;
 
 	fx_require_backend();
-	assert_int_equal(rdma_getaddrinfo("localhost", "7471", &hints, &res), EAI_NONAME);
+	RC_ASSERT_ERRNO("rdma_getaddrinfo", rdma_getaddrinfo("localhost", "7471", &hints, &res), EAI_NONAME);
 	assert_null(res);
 }
 
@@ -127,7 +127,7 @@ void rdma_getaddrinfo__nothing_given(void **state)
 	fx_require_backend();
 	errno = 0;
 	assert_int_equal(rdma_getaddrinfo(NULL, NULL, NULL, &res), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_getaddrinfo", errno, EINVAL);
 }
 
 static void free_null(void *unused)
@@ -156,7 +156,7 @@ void rdma_getaddrinfo__sa_with_node(void **state)
 	fx_addrinfo_api(); /* RAI_SA came with them, in rdma-core 60 */
 	errno = 0;
 	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "0x1", &hints, &res), -1);
-	assert_int_equal(errno, EOPNOTSUPP);
+	RC_ASSERT_ERRNO("rdma_getaddrinfo", errno, EOPNOTSUPP);
 }
 
 void rdma_getaddrinfo__sa_and_dns(void **state)
@@ -167,7 +167,7 @@ void rdma_getaddrinfo__sa_and_dns(void **state)
 	fx_addrinfo_api();
 	errno = 0;
 	assert_int_equal(rdma_getaddrinfo(NULL, "0x1", &hints, &res), -1);
-	assert_int_equal(errno, EOPNOTSUPP);
+	RC_ASSERT_ERRNO("rdma_getaddrinfo", errno, EOPNOTSUPP);
 }
 
 static bool any_infiniband_port(void)
@@ -199,7 +199,7 @@ void rdma_getaddrinfo__sa_without_ib_port(void **state)
 		RC_SKIP("config: this host has an InfiniBand port, so an SA may answer");
 	errno = 0;
 	assert_int_equal(rdma_getaddrinfo(NULL, "0x1", &hints, &res), -1);
-	assert_int_equal(errno, ENOENT);
+	RC_ASSERT_ERRNO("rdma_getaddrinfo", errno, ENOENT);
 }
 
 /* ---------------------------------------------------------------- no devices */
@@ -213,5 +213,5 @@ void rdma_getaddrinfo__no_device(void **state)
 		fail_msg("rdmamock_topology_load(\"\") failed");
 	errno = 0;
 	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "7471", NULL, &res), -1);
-	assert_int_equal(errno, ENODEV);
+	RC_ASSERT_ERRNO("rdma_getaddrinfo", errno, ENODEV);
 }

@@ -233,7 +233,7 @@ void rdma_leave_multicast__not_joined(void **state)
 	fx_sockaddr(AF_INET, NOT_JOINED, 0, &other);
 	errno = 0;
 	assert_int_equal(rdma_leave_multicast(a.id, (struct sockaddr *)&other), -1);
-	assert_int_equal(errno, EADDRNOTAVAIL);
+	RC_ASSERT_ERRNO("rdma_leave_multicast", errno, EADDRNOTAVAIL);
 	member_release(&a);
 }
 
@@ -246,7 +246,7 @@ void rdma_leave_multicast__twice(void **state)
 	a.joins--;
 	errno = 0;
 	assert_int_equal(rdma_leave_multicast(a.id, (struct sockaddr *)&a.group), -1);
-	assert_int_equal(errno, EADDRNOTAVAIL);
+	RC_ASSERT_ERRNO("rdma_leave_multicast", errno, EADDRNOTAVAIL);
 	member_release(&a);
 }
 
@@ -311,7 +311,7 @@ void rdma_join_multicast__unbound(void **state)
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP));
 	errno = 0;
 	assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&group, NULL), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_join_multicast", errno, EINVAL);
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
 }
@@ -335,7 +335,7 @@ void rdma_join_multicast__ipv6_group(void **state)
 	FX_UDP_OK(fx_udp_create(&ep, id, 1));
 	errno = 0;
 	assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&group, NULL), -1);
-	assert_int_equal(errno, ENOTSUPP_KERNEL);
+	RC_ASSERT_ERRNO("rdma_join_multicast", errno, ENOTSUPP_KERNEL);
 	assert_true(fx_quiet(ch, QUIET_MS));
 	fx_udp_release(&ep);
 	FX_OK(rdma_destroy_id(id));
@@ -354,7 +354,7 @@ void rdma_join_multicast_ex__join_flags_reserved(void **state)
 	attr.addr = (struct sockaddr *)&m.group;
 	errno = 0;
 	assert_int_equal(rdma_join_multicast_ex(m.id, &attr, &m), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_join_multicast_ex", errno, EINVAL);
 	assert_true(fx_quiet(m.ch, QUIET_MS));
 	member_release(&m);
 }

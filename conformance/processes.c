@@ -480,7 +480,7 @@ void rdma_bind_addr__port_of_other_process(void **state)
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
 	errno = 0;
 	assert_int_equal(bind_port(id, fx_port()), -1);
-	assert_int_equal(errno, EADDRINUSE);
+	RC_ASSERT_ERRNO("rdma_bind_addr", errno, EADDRINUSE);
 	child_end(&c, true);
 	if (bind_port(id, fx_port()))
 		fail_msg("the port is still in use once its killed owner was reaped: %s", strerror(errno));

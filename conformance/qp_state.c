@@ -114,7 +114,7 @@ void ibv_modify_qp__rc_init_extra_attribute(void **state)
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	mask = fx_qp_required(&q, IBV_QPS_INIT, &attr);
-	assert_int_equal(ibv_modify_qp(q.qp, &attr, mask | IBV_QP_SQ_PSN), EINVAL);
+	RC_ASSERT_ERRNO("ibv_modify_qp", ibv_modify_qp(q.qp, &attr, mask | IBV_QP_SQ_PSN), EINVAL);
 	assert_int_equal(q.qp->state, IBV_QPS_RESET);
 	fx_qp_release(&q);
 }
@@ -173,7 +173,7 @@ void ibv_modify_qp__positive_errno(void **state)
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	ret = ibv_modify_qp(q.qp, &attr, IBV_QP_STATE);
-	assert_int_equal(ret, EINVAL);
+	RC_ASSERT_ERRNO("ibv_modify_qp", ret, EINVAL);
 	fx_qp_release(&q);
 }
 
@@ -201,7 +201,7 @@ void ibv_destroy_cq__in_use(void **state)
 	struct fx_qp q;
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	assert_int_equal(ibv_destroy_cq(q.cq), EBUSY);
+	RC_ASSERT_ERRNO("ibv_destroy_cq", ibv_destroy_cq(q.cq), EBUSY);
 	fx_qp_release(&q);
 }
 
@@ -210,7 +210,7 @@ void ibv_dealloc_pd__in_use(void **state)
 	struct fx_qp q;
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	assert_int_equal(ibv_dealloc_pd(q.pd), EBUSY);
+	RC_ASSERT_ERRNO("ibv_dealloc_pd", ibv_dealloc_pd(q.pd), EBUSY);
 	fx_qp_release(&q);
 }
 

@@ -38,7 +38,7 @@ void riomap__unconnected(void **state)
 
 	errno = 0;
 	assert_int_equal(riomap(fd, buf, sizeof buf, PROT_WRITE, 0, -1), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("riomap", errno, EINVAL);
 	rclose(fd);
 }
 
@@ -50,7 +50,7 @@ void riomap__protection(void **state)
 	connect_mapped(&pair);
 	errno = 0;
 	assert_int_equal(riomap(pair.client, buf, sizeof buf, PROT_READ, 0, -1), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("riomap", errno, EINVAL);
 	fx_rs_close(&pair);
 }
 
@@ -63,7 +63,7 @@ void riomap__peer_takes_none(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	errno = 0;
 	assert_int_equal(riomap(pair.client, buf, sizeof buf, PROT_WRITE, 0, -1), -1);
-	assert_int_equal(errno, ENOMEM);
+	RC_ASSERT_ERRNO("riomap", errno, ENOMEM);
 	fx_rs_close(&pair);
 }
 
@@ -77,12 +77,12 @@ void riounmap__what_was_mapped(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	errno = 0;
 	assert_int_equal(riounmap(pair.client, buf, sizeof buf), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("riounmap", errno, EINVAL);
 	assert_int_equal(riomap(pair.client, buf, sizeof buf, PROT_NONE, 0, -1),
 			 (off_t)(uintptr_t)buf);
 	errno = 0;
 	assert_int_equal(riounmap(pair.client, buf, sizeof buf / 2), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("riounmap", errno, EINVAL);
 	assert_int_equal(riounmap(pair.client, buf, sizeof buf), 0);
 	fx_rs_close(&pair);
 }

@@ -125,14 +125,14 @@ void repoll_wait__events(void **state)
 	epfd = ep.create(0);
 	assert_true(epfd >= 0);
 	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_ADD, pair.server, &ev), 0);
-	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_ADD, pair.server, &ev), EEXIST);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, EPOLL_CTL_ADD, pair.server, &ev), EEXIST);
 	assert_int_equal(ep.wait(epfd, out, 4, 0), 0);
 	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
 	assert_int_equal(ep.wait(epfd, out, 4, 5000), 1);
 	assert_true(out[0].events & EPOLLIN);
 	assert_int_equal(out[0].data.u64, 42);
 	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, pair.server, NULL), 0);
-	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, pair.server, NULL), ENOENT);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, EPOLL_CTL_DEL, pair.server, NULL), ENOENT);
 	assert_int_equal(rclose(epfd), 0);
 	fx_rs_close(&pair);
 }

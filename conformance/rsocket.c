@@ -38,7 +38,7 @@ static void expect_enotsup(int domain, int type, int protocol)
 {
 	errno = 0;
 	assert_int_equal(rsocket(domain, type, protocol), -1);
-	assert_int_equal(errno, ENOTSUP);
+	RC_ASSERT_ERRNO("rsocket", errno, ENOTSUP);
 }
 
 void rsocket__unsupported_kind(void **state)
@@ -62,25 +62,25 @@ void rsocket_calls__not_an_rsocket(void **state)
 
 	fx_rs_addr(AF_INET, 0, &addr);
 	assert_int_equal(pipe(p), 0);
-#define EXPECT_EBADF(call)                                                     \
-	do {                                                                   \
-		errno = 0;                                                     \
-		if ((call) != -1 || errno != EBADF)                            \
-			fail_msg("%s on a pipe: errno %d (%s), not EBADF", #call, \
-				 errno, strerror(errno));                      \
+#define EXPECT_EBADF(name, ...)                                        \
+	do {                                                           \
+		errno = 0;                                             \
+		if (name(__VA_ARGS__) != -1)                           \
+			fail_msg("%s on a pipe did not fail", #name);  \
+		RC_ASSERT_ERRNO(#name, errno, EBADF);                  \
 	} while (0)
-	EXPECT_EBADF(rbind(p[0], (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	EXPECT_EBADF(rlisten(p[0], 1));
-	EXPECT_EBADF(raccept(p[0], NULL, NULL));
-	EXPECT_EBADF(rconnect(p[0], (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	EXPECT_EBADF(rshutdown(p[0], SHUT_RDWR));
-	EXPECT_EBADF(rgetsockname(p[0], (struct sockaddr *)&addr, &len));
-	EXPECT_EBADF(rgetpeername(p[0], (struct sockaddr *)&addr, &len));
-	EXPECT_EBADF(rsetsockopt(p[0], SOL_SOCKET, SO_KEEPALIVE, &val, sizeof val));
-	EXPECT_EBADF(rgetsockopt(p[0], SOL_SOCKET, SO_KEEPALIVE, &val, &len));
-	EXPECT_EBADF(rfcntl(p[0], F_GETFL));
-	EXPECT_EBADF(rsend(p[1], &c, 1, 0));
-	EXPECT_EBADF(rrecv(p[0], &c, 1, 0));
+	EXPECT_EBADF(rbind, p[0], (struct sockaddr *)&addr, fx_rs_len(&addr));
+	EXPECT_EBADF(rlisten, p[0], 1);
+	EXPECT_EBADF(raccept, p[0], NULL, NULL);
+	EXPECT_EBADF(rconnect, p[0], (struct sockaddr *)&addr, fx_rs_len(&addr));
+	EXPECT_EBADF(rshutdown, p[0], SHUT_RDWR);
+	EXPECT_EBADF(rgetsockname, p[0], (struct sockaddr *)&addr, &len);
+	EXPECT_EBADF(rgetpeername, p[0], (struct sockaddr *)&addr, &len);
+	EXPECT_EBADF(rsetsockopt, p[0], SOL_SOCKET, SO_KEEPALIVE, &val, sizeof val);
+	EXPECT_EBADF(rgetsockopt, p[0], SOL_SOCKET, SO_KEEPALIVE, &val, &len);
+	EXPECT_EBADF(rfcntl, p[0], F_GETFL);
+	EXPECT_EBADF(rsend, p[1], &c, 1, 0);
+	EXPECT_EBADF(rrecv, p[0], &c, 1, 0);
 #undef EXPECT_EBADF
 	close(p[0]);
 	close(p[1]);
@@ -95,7 +95,7 @@ void rclose__not_an_rsocket(void **state)
 
 	assert_int_equal(pipe(p), 0);
 	errno = 0;
-	assert_int_equal(rclose(p[0]), EBADF);
+	RC_ASSERT_ERRNO("rclose", rclose(p[0]), EBADF);
 	assert_int_equal(errno, 0);
 	close(p[0]);
 	close(p[1]);
@@ -111,7 +111,7 @@ void rclose__releases_descriptor(void **state)
 	assert_int_equal(rclose(fd), 0);
 	errno = 0;
 	assert_int_equal(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
-	assert_int_equal(errno, EBADF);
+	RC_ASSERT_ERRNO("rbind", errno, EBADF);
 }
 
 /* ---------------------------------------------------------------- connect, accept */
@@ -122,7 +122,7 @@ void raccept__not_listening(void **state)
 
 	errno = 0;
 	assert_int_equal(raccept(fd, NULL, NULL), -1);
-	assert_int_equal(errno, EBADF);
+	RC_ASSERT_ERRNO("raccept", errno, EBADF);
 	rclose(fd);
 }
 
@@ -134,7 +134,7 @@ void rconnect__refused(void **state)
 	fx_rs_addr(AF_INET, fx_free_port(), &addr);
 	errno = 0;
 	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
-	assert_int_equal(errno, ECONNREFUSED);
+	RC_ASSERT_ERRNO("rconnect", errno, ECONNREFUSED);
 	rclose(fd);
 }
 
@@ -147,7 +147,7 @@ void rgetsockopt__so_error_read_once(void **state)
 	fx_rs_addr(AF_INET, fx_free_port(), &addr);
 	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
 	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
-	assert_int_equal(err, ECONNREFUSED);
+	RC_ASSERT_ERRNO("rconnect", err, ECONNREFUSED);
 	assert_int_equal(len, sizeof err);
 	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
 	assert_int_equal(err, 0);
@@ -196,7 +196,7 @@ void rconnect__nonblocking_refused(void **state)
 	} else {
 		err = errno;
 	}
-	assert_int_equal(err, ECONNREFUSED);
+	RC_ASSERT_ERRNO("rconnect", err, ECONNREFUSED);
 	rclose(fd);
 }
 
@@ -488,10 +488,10 @@ void rsendmsg__control_refused(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	errno = 0;
 	assert_int_equal(rsendmsg(pair.client, &msg, 0), -1);
-	assert_int_equal(errno, ENOTSUP);
+	RC_ASSERT_ERRNO("rsendmsg", errno, ENOTSUP);
 	errno = 0;
 	assert_int_equal(rrecvmsg(pair.server, &msg, 0), -1);
-	assert_int_equal(errno, ENOTSUP);
+	RC_ASSERT_ERRNO("rrecvmsg", errno, ENOTSUP);
 	fx_rs_close(&pair);
 }
 

@@ -80,7 +80,7 @@ void rrecvfrom__unbound(void **state)
 
 	errno = 0;
 	assert_int_equal(rrecvfrom(fd, &c, 1, MSG_DONTWAIT, NULL, NULL), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rrecvfrom", errno, EINVAL);
 	fx_rs_close_unbound(fd, AF_INET);
 }
 

@@ -127,10 +127,10 @@ void rsetsockopt__rdma_sizes_after_connect(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	errno = 0;
 	assert_int_equal(rsetsockopt(pair.client, SOL_RDMA, RDMA_SQSIZE, &val, sizeof val), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
 	errno = 0;
 	assert_int_equal(rsetsockopt(pair.server, SOL_RDMA, RDMA_RQSIZE, &val, sizeof val), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
 	fx_rs_close(&pair);
 }
 
@@ -141,10 +141,10 @@ void rgetsockopt__unsupported(void **state)
 
 	errno = 0;
 	assert_int_equal(rgetsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, &len), -1);
-	assert_int_equal(errno, ENOTSUP);
+	RC_ASSERT_ERRNO("rgetsockopt", errno, ENOTSUP);
 	errno = 0;
 	assert_int_equal(rsetsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, sizeof val), -1);
-	assert_int_equal(errno, ENOTSUP);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, ENOTSUP);
 	rclose(fd);
 }
 
@@ -183,7 +183,7 @@ void rgetsockopt__route(void **state)
 	len = sizeof paths[0] - 1;
 	errno = 0;
 	assert_int_equal(rgetsockopt(pair.client, SOL_RDMA, RDMA_ROUTE, paths, &len), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rgetsockopt", errno, EINVAL);
 	fx_rs_close(&pair);
 }
 
@@ -198,6 +198,6 @@ void rfcntl__nonblock(void **state)
 	assert_false(rfcntl(fd, F_GETFL) & O_NONBLOCK);
 	errno = 0;
 	assert_int_equal(rfcntl(fd, F_GETLK), -1);
-	assert_int_equal(errno, ENOTSUP);
+	RC_ASSERT_ERRNO("rfcntl", errno, ENOTSUP);
 	rclose(fd);
 }

@@ -363,7 +363,7 @@ void rdma_reject__udp_private_data_137(void **state)
 	sidr_request(&s, AF_INET, CLIENT_QP, hello, sizeof hello);
 	errno = 0;
 	assert_int_equal(rdma_reject(s.server, data, sizeof data), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_reject", errno, EINVAL);
 	assert_true(fx_quiet(s.client_ch, QUIET_MS));
 	FX_OK(rdma_reject(s.server, data, REP_MAX));
 	expect_unreachable(&s, SIDR_REJECT, data, REP_MAX);
@@ -417,7 +417,7 @@ void rdma_connect__udp_private_data_181(void **state)
 	sidr_route(&s, AF_INET, fx_port(), CLIENT_QP);
 	errno = 0;
 	assert_int_equal(sidr_connect(&s, data, sizeof data), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_connect", errno, EINVAL);
 	assert_true(fx_quiet(s.client_ch, QUIET_MS));
 	assert_true(fx_quiet(s.server_ch, 0));
 	sidr_release(&s);
@@ -432,7 +432,7 @@ void rdma_accept__udp_private_data_137(void **state)
 	sidr_request(&s, AF_INET, BOTH_QPS, hello, sizeof hello);
 	errno = 0;
 	assert_int_equal(sidr_accept(&s, data, sizeof data, 0), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("rdma_accept", errno, EINVAL);
 	expect_unreachable(&s, SIDR_REJECT, NULL, 0);
 	sidr_release(&s);
 }

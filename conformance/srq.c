@@ -98,7 +98,7 @@ void ibv_create_srq__over_max_wr(void **state)
 	init.attr.max_sge = 1;
 	errno = 0;
 	assert_null(ibv_create_srq(d.pd, &init));
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("ibv_create_srq", errno, EINVAL);
 	dev_close(&d);
 }
 
@@ -112,7 +112,7 @@ void ibv_create_srq__over_max_sge(void **state)
 	init.attr.max_sge = (uint32_t)d.attr.max_srq_sge + 1;
 	errno = 0;
 	assert_null(ibv_create_srq(d.pd, &init));
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("ibv_create_srq", errno, EINVAL);
 	dev_close(&d);
 }
 
@@ -229,7 +229,7 @@ void ibv_modify_srq__limit_over_size(void **state)
 
 	dev_open(&d, fx_open_device(FX_DEV_UNDER_TEST));
 	srq = srq_create(d.pd, 10, 1, 0, NULL);
-	assert_int_equal(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), EINVAL);
+	RC_ASSERT_ERRNO("ibv_modify_srq", ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), EINVAL);
 	FX_VERBS_OK(ibv_query_srq(srq, &attr));
 	assert_int_equal(attr.srq_limit, 0);
 	attr.srq_limit = 0;
@@ -361,7 +361,7 @@ void ibv_destroy_srq__in_use(void **state)
 	struct fx_qp q;
 
 	qp_on_srq(&q, 10, &srq);
-	assert_int_equal(ibv_destroy_srq(srq), EBUSY);
+	RC_ASSERT_ERRNO("ibv_destroy_srq", ibv_destroy_srq(srq), EBUSY);
 	release_with_srq(&q, srq);
 }
 

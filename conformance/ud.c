@@ -199,7 +199,7 @@ static void create_ah_fails(struct ibv_ah_attr *attr, int expected)
 		ibv_destroy_ah(ah);
 		fail_msg("ibv_create_ah succeeded; expected %s", strerror(expected));
 	}
-	assert_int_equal(errno, expected);
+	RC_ASSERT_ERRNO("ibv_create_ah", errno, expected);
 	ud_close(&u);
 }
 
@@ -275,7 +275,7 @@ static void create_ah_from_entry(const uint8_t *prefix, size_t len, const union 
 		ibv_destroy_ah(ah);
 		fail_msg("ibv_create_ah from the %s (entry %d) succeeded", what, index);
 	}
-	assert_int_equal(errno, expected);
+	RC_ASSERT_ERRNO("ibv_create_ah", errno, expected);
 	ud_close(&u);
 }
 
@@ -478,7 +478,7 @@ void ibv_init_ah_from_wc__zero_grh(void **state)
 	memset(&grh, 0, sizeof grh);
 	errno = 0;
 	assert_int_equal(ibv_init_ah_from_wc(u.ctx, 1, &wc, &grh, &attr), -1);
-	assert_int_equal(errno, EPROTONOSUPPORT);
+	RC_ASSERT_ERRNO("ibv_init_ah_from_wc", errno, EPROTONOSUPPORT);
 	ud_close(&u);
 }
 
@@ -495,7 +495,7 @@ void ibv_init_ah_from_wc__past_last_port(void **state)
 	errno = 0;
 	assert_int_equal(ibv_init_ah_from_wc(u.ctx, dev.phys_port_cnt + 1, &wc,
 					     (struct ibv_grh *)u.buf, &attr), -1);
-	assert_int_equal(errno, EINVAL);
+	RC_ASSERT_ERRNO("ibv_init_ah_from_wc", errno, EINVAL);
 	ud_close(&u);
 }
 
@@ -516,7 +516,7 @@ void ibv_destroy_qp__attached_to_group(void **state)
 
 	ud_open(&u);
 	FX_VERBS_OK(ibv_attach_mcast(u.receiver, &gid, 0));
-	assert_int_equal(ibv_destroy_qp(u.receiver), EBUSY);
+	RC_ASSERT_ERRNO("ibv_destroy_qp", ibv_destroy_qp(u.receiver), EBUSY);
 	FX_VERBS_OK(ibv_detach_mcast(u.receiver, &gid, 0));
 	ud_close(&u);
 }
@@ -526,7 +526,7 @@ void ibv_attach_mcast__not_multicast(void **state)
 	struct ud u;
 
 	ud_open(&u);
-	assert_int_equal(ibv_attach_mcast(u.receiver, &u.gid, 0), EINVAL);
+	RC_ASSERT_ERRNO("ibv_attach_mcast", ibv_attach_mcast(u.receiver, &u.gid, 0), EINVAL);
 	ud_close(&u);
 }
 

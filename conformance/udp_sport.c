@@ -34,7 +34,10 @@ static void in_state(enum ibv_qp_type type, enum ibv_qp_state state, int expecte
 		RC_REQUIRE_CAPABILITY("udp-sport");
 	fx_qp_create(&q, FX_DEV_MLX5, type);
 	fx_qp_to(&q, state);
-	assert_int_equal(set_sport(q.qp, SPORT, &kept), expected);
+	if (expected)
+		RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", set_sport(q.qp, SPORT, &kept), expected);
+	else
+		assert_int_equal(set_sport(q.qp, SPORT, &kept), 0);
 	assert_true(kept);
 	fx_qp_release(&q);
 }
@@ -59,7 +62,7 @@ void mlx5dv_modify_qp_udp_sport__errno_untouched(void **state)
 
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
 	ret = set_sport(q.qp, SPORT, &kept);
-	assert_int_equal(ret, EOPNOTSUPP);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", ret, EOPNOTSUPP);
 	assert_true(kept);
 	rc_note_documented(errno == ret);
 	fx_qp_release(&q);
@@ -72,7 +75,7 @@ void mlx5dv_modify_qp_udp_sport__not_mlx5(void **state)
 
 	fx_qp_create(&q, FX_DEV_NOT_MLX5, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
-	assert_int_equal(set_sport(q.qp, SPORT, &kept), EOPNOTSUPP);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", set_sport(q.qp, SPORT, &kept), EOPNOTSUPP);
 	assert_true(kept);
 	fx_qp_release(&q);
 }
@@ -93,7 +96,7 @@ void mlx5dv_modify_qp_udp_sport__connected_then_disconnected(void **state)
 	assert_int_equal(set_sport(fx.client->qp, SPORT, &kept), 0);
 	FX_OK(rdma_disconnect(fx.client));
 	assert_int_equal(fx.client->qp->state, IBV_QPS_ERR);
-	assert_int_equal(set_sport(fx.client->qp, SPORT, &kept), EOPNOTSUPP);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", set_sport(fx.client->qp, SPORT, &kept), EOPNOTSUPP);
 	assert_true(kept);
 	fx_release(&fx);
 }
@@ -146,7 +149,7 @@ void mlx5dv_modify_qp_udp_sport__without_capability(void **state)
 	fx_qp_to(&q, IBV_QPS_RTS);
 	if (set_cap(ibv_get_device_name(q.ctx->device), 1 /* RDMAMOCK_CAP_UDP_SPORT */, 0))
 		fail_msg("rdmamock_device_set_cap failed");
-	assert_int_equal(set_sport(q.qp, SPORT, &kept), EOPNOTSUPP);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", set_sport(q.qp, SPORT, &kept), EOPNOTSUPP);
 	assert_true(kept);
 	fx_qp_release(&q);
 }
