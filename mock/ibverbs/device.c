@@ -775,6 +775,7 @@ struct mock_pd *verbs_pd_of(struct ibv_pd *pd, const char *call)
 	struct mock_pd *mpd = (struct mock_pd *)pd;
 
 	MOCK_REQUIRE(pd, call, "pd is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_PD, pd, call);
 	MOCK_REQUIRE(mpd->magic == VERBS_PD_MAGIC, call,
 		     "%p is not a protection domain from ibv_alloc_pd", (void *)pd);
 	return mpd;
@@ -795,6 +796,7 @@ MOCK_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	mpd->magic = VERBS_PD_MAGIC;
 	mpd->pd.context = context;
 	mpd->pd.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
+	ledger_add(LEDGER_PD, &mpd->pd, "ibv_alloc_pd");
 	return &mpd->pd;
 }
 
@@ -811,6 +813,7 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	}
 	mpd->magic = 0;
 	verbs_lock_give();
+	ledger_del(LEDGER_PD, pd, "ibv_dealloc_pd");
 	fab_free(mpd);
 	return 0;
 }

@@ -111,6 +111,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	verbs_shared()->mrs = m;
 	mpd->users++;
 	verbs_lock_give();
+	ledger_add(LEDGER_MR, &m->mr, call);
+	ledger_note(LEDGER_MR, &m->mr, "lkey 0x%x, %zu bytes", m->mr.lkey, length);
 	return &m->mr;
 }
 
@@ -146,6 +148,7 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	struct mock_mr *m = (struct mock_mr *)mr, **pos;
 
 	MOCK_REQUIRE(mr, "ibv_dereg_mr", "mr is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_MR, mr, "ibv_dereg_mr");
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_dereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
@@ -156,6 +159,7 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	m->mpd->users--;
 	m->magic = 0;
 	verbs_lock_give();
+	ledger_del(LEDGER_MR, mr, "ibv_dereg_mr");
 	fab_free(m);
 	return 0;
 }
@@ -188,6 +192,7 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	int err = 0;
 
 	MOCK_REQUIRE(mr, "ibv_rereg_mr", "mr is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_MR, mr, "ibv_rereg_mr");
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_rereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	if (mock_fault(FAULT_NAME(LIB, "ibv_rereg_mr"), &errno))

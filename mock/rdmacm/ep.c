@@ -55,6 +55,7 @@ MOCK_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res
 {
 	struct rdma_cm_id *cm_id;
 	int ret;
+	LEDGER_CALL("rdma_create_ep"); /* its id, QP and CQs */
 
 	FAULT_MINUS1(LIB, "rdma_create_ep");
 	MOCK_REQUIRE(id, "rdma_create_ep", "id is NULL (upstream stores the new id through it)");
