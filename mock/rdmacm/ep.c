@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "cm.h"
 
 #define LIB "rdmacm"
@@ -84,6 +86,8 @@ MOCK_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
 
 	if (id->qp)
 		rdma_destroy_qp(id);
+	if (id->srq) /* upstream's rdma_destroy_ep takes the SRQ too */
+		rdma_destroy_srq(id);
 	free(cid->qp_init_attr);
 	cid->qp_init_attr = NULL;
 	rdma_destroy_id(id);
