@@ -34,7 +34,9 @@ struct entry {
 	enum ledger_kind kind;
 	pid_t pid;        /* who created it: a forked child does not own it */
 	bool internal;    /* the library's own, released with it, not a leak */
+	bool kept;        /* its destroy failed by an injected fault */
 	const char *call; /* a string literal of the library that made it */
+	unsigned long seq; /* creation order */
 	char note[48];    /* an identity for the report: "qp_num 0x11" */
 };
 
@@ -51,10 +53,17 @@ static struct entry **buckets;
 static size_t nbuckets, count;
 static struct grave graves[GRAVE_SLOTS];
 static size_t next_grave;
+static unsigned long next_seq;
 
 /* The outermost public call of this thread, whose name an object created
  * inside it carries (rdma_create_qp's ibv_create_qp is rdma_create_qp's). */
 static __thread const char *outer_call;
+
+/* The object a destroying call is about to ask its fault point about. */
+static __thread struct {
+	const void *ptr;
+	enum ledger_kind kind;
+} destroying;
 
 static size_t bucket_of(const void *ptr, enum ledger_kind kind, size_t n)
 {
@@ -146,6 +155,7 @@ void ledger_add(enum ledger_kind kind, const void *ptr, const char *call)
 	e->pid = getpid();
 	e->call = outer_call ? outer_call : call;
 	pthread_mutex_lock(&lock);
+	e->seq = next_seq++;
 	if (count >= nbuckets)
 		grow_locked();
 	if (buckets) {
@@ -213,6 +223,28 @@ void ledger_internal(enum ledger_kind kind, const void *ptr)
 	pthread_mutex_unlock(&lock);
 }
 
+void ledger_destroying(enum ledger_kind kind, const void *ptr)
+{
+	destroying.ptr = ptr;
+	destroying.kind = kind;
+}
+
+void ledger_fault_checked(bool fired)
+{
+	struct entry **pos;
+
+	if (!destroying.ptr)
+		return;
+	if (fired) {
+		pthread_mutex_lock(&lock);
+		pos = find_locked(destroying.kind, destroying.ptr);
+		if (pos)
+			(*pos)->kept = true;
+		pthread_mutex_unlock(&lock);
+	}
+	destroying.ptr = NULL;
+}
+
 void ledger_require(enum ledger_kind kind, const void *ptr, const char *call)
 {
 	const char *name = kind_names[kind], *by = NULL;
@@ -246,40 +278,54 @@ void ledger_misuse(const char *call, const char *fmt, ...)
 	mock_log("%s: %s", call, line);
 }
 
-/* At exit: what this process created and never released, one line each. */
-static void report_leaks(void)
+/* Creation order, for the report. */
+static int by_seq(const void *a, const void *b)
 {
-	unsigned long by_kind[LEDGER_KINDS] = { 0 }, leaks = 0;
+	const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
+
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* At exit: what this process created and never released, one line each in
+ * the order made, and a summary with the exit status (which a strict abort
+ * hides: rdmamock-sweep judges a leak by whether the program succeeded). */
+static void report_leaks(int status, void *unused)
+{
+	unsigned long by_kind[LEDGER_KINDS] = { 0 };
+	struct entry **leaked;
 	pid_t self = getpid();
+	char summary[400];
+	size_t n = 0, len = 0;
 
 	if (!ledger_reporting())
 		return;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < nbuckets; i++)
-		for (struct entry *e = buckets[i]; e; e = e->next) {
-			if (e->pid != self || e->internal)
-				continue;
-			fprintf(stderr, "rdmamock: leak: %s %p%s%s%s created by %s, never destroyed\n",
-				kind_names[e->kind], e->ptr, e->note[0] ? " (" : "", e->note,
-				e->note[0] ? ")" : "", e->call);
-			by_kind[e->kind]++;
-			leaks++;
-		}
-	pthread_mutex_unlock(&lock);
-	if (!leaks)
-		return;
-	{
-		char summary[400];
-		size_t len = 0;
+	leaked = calloc(count + 1, sizeof *leaked);
+	for (size_t i = 0; leaked && i < nbuckets; i++)
+		for (struct entry *e = buckets[i]; e; e = e->next)
+			if (e->pid == self && !e->internal && !e->kept)
+				leaked[n++] = e;
+	qsort(leaked, n, sizeof *leaked, by_seq);
+	for (size_t i = 0; i < n; i++) {
+		const struct entry *e = leaked[i];
 
-		for (int k = 0; k < LEDGER_KINDS; k++)
-			if (by_kind[k] && len < sizeof summary)
-				len += (size_t)snprintf(summary + len, sizeof summary - len, "%s%lu %s",
-							len ? ", " : "", by_kind[k], kind_names[k]);
-		if (ledger_strict())
-			mock_abort("leak", "%lu object(s) never destroyed: %s (RDMAMOCK_STRICT)", leaks, summary);
-		mock_log("leak: %lu object(s) never destroyed: %s", leaks, summary);
+		fprintf(stderr, "rdmamock: leak: %s %p%s%s%s created by %s, never destroyed\n",
+			kind_names[e->kind], e->ptr, e->note[0] ? " (" : "", e->note,
+			e->note[0] ? ")" : "", e->call);
+		by_kind[e->kind]++;
 	}
+	pthread_mutex_unlock(&lock);
+	free(leaked);
+	if (!n)
+		return;
+	for (int k = 0; k < LEDGER_KINDS; k++)
+		if (by_kind[k] && len < sizeof summary)
+			len += (size_t)snprintf(summary + len, sizeof summary - len, "%s%s: %lu",
+						len ? ", " : "", kind_names[k], by_kind[k]);
+	if (ledger_strict())
+		mock_abort("leak", "%zu object(s) never destroyed at exit(%d) (%s); RDMAMOCK_STRICT aborts",
+			   n, status, summary);
+	mock_log("leak: %zu object(s) never destroyed at exit(%d) (%s)", n, status, summary);
 }
 
 /* A fork while another thread holds the lock must not leave the child's
@@ -297,5 +343,5 @@ static void after_fork(void)
 __attribute__((constructor)) static void ledger_init(void)
 {
 	pthread_atfork(before_fork, after_fork, after_fork);
-	atexit(report_leaks);
+	on_exit(report_leaks, NULL);
 }

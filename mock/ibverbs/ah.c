@@ -82,6 +82,7 @@ MOCK_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	struct mock_ah *mah = verbs_ah_of(ah, "ibv_destroy_ah");
 
+	ledger_destroying(LEDGER_AH, ah);
 	FAULT_POSITIVE(LIB, "ibv_destroy_ah");
 	verbs_lock_take();
 	mah->mpd->users--;

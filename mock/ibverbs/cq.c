@@ -73,6 +73,7 @@ MOCK_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct mock_channel *mch = channel_of(channel, "ibv_destroy_comp_channel");
 	int ret = 0;
 
+	ledger_destroying(LEDGER_COMP_CHANNEL, channel);
 	FAULT_POSITIVE(LIB, "ibv_destroy_comp_channel");
 	pthread_mutex_lock(&channel->context->mutex);
 	if (channel->refcnt)
@@ -232,6 +233,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	struct ibv_comp_channel *channel = cq->channel;
 	uint32_t reported, async_reported;
 
+	ledger_destroying(LEDGER_CQ, cq);
 	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
 	verbs_lock_take();
 	if (mcq->users) { /* ib_destroy_cq_user: a QP or an SRQ still uses it */

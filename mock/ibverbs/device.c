@@ -805,6 +805,7 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct mock_pd *mpd = verbs_pd_of(pd, "ibv_dealloc_pd");
 
+	ledger_destroying(LEDGER_PD, pd);
 	FAULT_POSITIVE(LIB, "ibv_dealloc_pd");
 	verbs_lock_take();
 	if (mpd->users) {

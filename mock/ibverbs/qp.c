@@ -421,6 +421,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_destroy_qp");
 	uint32_t reported;
 
+	ledger_destroying(LEDGER_QP, qp);
 	FAULT_POSITIVE(LIB, "ibv_destroy_qp");
 	/* uverbs_free_qp: a user's QP still attached to a multicast group
 	 * is not destroyed until it detaches. */

@@ -237,6 +237,7 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_destroy_srq"), **pos;
 	uint32_t reported;
 
+	ledger_destroying(LEDGER_SRQ, srq);
 	FAULT_POSITIVE(LIB, "ibv_destroy_srq");
 	verbs_lock_take();
 	if (msrq->users) {

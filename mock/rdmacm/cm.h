@@ -40,6 +40,7 @@ struct cm_id {
 	int events_completed;
 	struct cm_event *unacked; /* fetched, not acked: what destroy waits for */
 	int connect_error;
+	bool destroy_failed; /* by an injected fault: off its channel's count */
 	uint8_t initiator_depth;
 	uint8_t responder_resources;
 	struct ibv_qp_init_attr *qp_init_attr; /* passive endpoints */

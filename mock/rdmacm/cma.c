@@ -296,7 +296,7 @@ struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,
 
 void cm_free_id(struct cm_id *cid)
 {
-	if (cid->id.channel && ledger_live(LEDGER_CHANNEL, cid->id.channel))
+	if (cid->id.channel && !cid->destroy_failed && ledger_live(LEDGER_CHANNEL, cid->id.channel))
 		__atomic_sub_fetch(&((struct cm_channel *)cid->id.channel)->nids, 1, __ATOMIC_RELAXED);
 	ledger_del(LEDGER_ID, &cid->id, "rdma_destroy_id");
 	if (cid->cma_dev)
@@ -386,9 +386,17 @@ static void wait_for_acks(struct cm_id *cid, int reported)
 MOCK_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cm_id *cid = cm_id_of(id, "rdma_destroy_id");
-	int reported;
+	int reported, err;
 
-	FAULT_MINUS1(LIB, "rdma_destroy_id");
+	ledger_destroying(LEDGER_ID, id);
+	if (mock_fault(FAULT_NAME(LIB, "rdma_destroy_id"), &err)) {
+		/* The program tried: its channel may go now without that being
+		 * misuse (upstream's kernel takes the id with it). */
+		if (!cid->destroy_failed)
+			__atomic_sub_fetch(&((struct cm_channel *)id->channel)->nids, 1, __ATOMIC_RELAXED);
+		cid->destroy_failed = true;
+		return mock_errno(err);
+	}
 	reported = fab_destroy_id(cid->fid);
 	cid->fid = NULL;
 	if (id->event)

@@ -323,6 +323,7 @@ MOCK_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	struct cm_event *evt = (struct cm_event *)event;
 
+	ledger_destroying(LEDGER_EVENT, event);
 	FAULT_MINUS1(LIB, "rdma_ack_cm_event");
 	if (!event)
 		return mock_errno(EINVAL);
