@@ -197,6 +197,20 @@ bool ledger_live(enum ledger_kind kind, const void *ptr)
 	return live;
 }
 
+bool ledger_each(enum ledger_kind kind, bool (*fn)(const void *ptr, void *arg), void *arg)
+{
+	pid_t self = getpid();
+	bool found = false;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nbuckets && !found; i++)
+		for (struct entry *e = buckets[i]; e && !found; e = e->next)
+			if (e->kind == kind && e->pid == self)
+				found = fn(e->ptr, arg);
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
 void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
 {
 	struct entry **pos;

@@ -59,6 +59,10 @@ bool ledger_live(enum ledger_kind kind, const void *ptr);
 /* Abort, naming call, unless ptr is live: "<kind> %p is not a live
  * <kind> (destroyed by <call>...)". */
 void ledger_require(enum ledger_kind kind, const void *ptr, const char *call);
+/* fn on each live object of kind this process made, until it returns
+ * true; whether one did. fn runs under the ledger's lock: it must not
+ * call the ledger. */
+bool ledger_each(enum ledger_kind kind, bool (*fn)(const void *ptr, void *arg), void *arg);
 /* An identity for the leak report ("qp_num 0x11", "port 7471"). */
 void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
