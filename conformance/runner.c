@@ -804,6 +804,8 @@ void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out)
 	out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	first_line(err_text.data, out->message, sizeof(out->message));
+	snprintf(out->stderr_text, sizeof(out->stderr_text), "%s",
+		 err_text.data ? err_text.data : "");
 	free(err_text.data);
 }
 
