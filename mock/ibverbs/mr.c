@@ -187,10 +187,11 @@ static bool srq_uses_key(const void *srq, void *arg)
 MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct mock_mr *m = (struct mock_mr *)mr, **pos;
-	struct key_user user = { .key = mr ? mr->lkey : 0 };
+	struct key_user user = { 0 };
 
 	MOCK_REQUIRE(mr, "ibv_dereg_mr", "mr is NULL (upstream dereferences it)");
 	ledger_require(LEDGER_MR, mr, "ibv_dereg_mr");
+	user.key = mr->lkey; /* read only once it is known live */
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_dereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	ledger_destroying(LEDGER_MR, mr);
