@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rdmamock-sweep, and make sweep's rule on our own examples: under every
 # fault each can meet (the first hit of each point, once and from then
-# on), nothing crashes, hangs or draws a sanitizer report. And the sweep
+# on), nothing crashes, hangs, draws a sanitizer report or leaks (the
+# mock's ledger, strict in the sweep's runs). And the sweep
 # finds a known upstream bug: rping -c hangs when rdma_connect fails.
 #   ci/check-sweep.sh BUILD_DIR [MAX_NTH]
 set -euo pipefail
@@ -23,4 +24,4 @@ grep -q "FINDING  rdmamock/rdmacm/rdma_connect nth=1 .*HANG" <<<"$out" ||
 	{ printf '%s\n' "$out"; fail "rping: no HANG finding for rdma_connect nth=1"; }
 "$sweep" --timeout 30 --points 'rdmamock/rdmacm/rdma_connect' --max-nth 1 --known ci/sweep/known.txt \
 	-- sh ci/sweep/rping-pair.sh >/dev/null || fail "rping: the known findings still fail the sweep"
-echo "check-sweep: the examples meet every fault without a crash, hang or sanitizer report; rping's hang after a failed rdma_connect is found, and known"
+echo "check-sweep: the examples meet every fault without a crash, hang, leak or sanitizer report; rping's hang after a failed rdma_connect is found, and known"
