@@ -301,7 +301,10 @@ static void verdict(const struct run *r, char *out, size_t size)
 /* rdmamock-run --fault 'SPEC' -- PROG ARGS, quoted for a shell. */
 static void reproducer(const struct run *r, FILE *to)
 {
-	fprintf(to, "rdmamock-run --fault '%s' --", r->spec);
+	if (r->spec[0])
+		fprintf(to, "rdmamock-run --fault '%s' --", r->spec);
+	else
+		fprintf(to, "rdmamock-run --"); /* the counting run: no fault */
 	for (char **a = opt.prog; *a; a++) {
 		if (strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,") ==
 		    strlen(*a))
@@ -414,8 +417,9 @@ int main(int argc, char **argv)
 	printf("%s: the first run, counting: %s\n", ME, what);
 	if (count.leak && !count.signal && !count.hang && !count.sanitizer) {
 		/* A leak without a fault is a finding too; the sweep goes on. */
-		printf("FINDING  %-52s LEAK\n         rdmamock-run -- %s ...\n         output: %s\n",
-		       "(no fault)", opt.prog[0], count.log);
+		printf("FINDING  %-52s LEAK\n         ", "(no fault)");
+		reproducer(&count, stdout);
+		printf("         output: %s\n", count.log);
 		found++;
 	} else if (finding(&count) || count.status != 0) {
 		printf("%s: %s fails with no fault at all, so nothing can be judged; its output: %s\n", ME,
