@@ -117,7 +117,7 @@ static bool env_on(const char *name)
 	return v && *v && strcmp(v, "0");
 }
 
-bool ledger_strict(void)
+static bool ledger_strict(void)
 {
 	return env_on("RDMAMOCK_STRICT");
 }
@@ -125,11 +125,6 @@ bool ledger_strict(void)
 static bool ledger_reporting(void)
 {
 	return ledger_strict() || env_on("RDMAMOCK_LEDGER");
-}
-
-const char *ledger_kind_name(enum ledger_kind kind)
-{
-	return kind_names[kind];
 }
 
 const char *ledger_enter(const char *call)

@@ -71,13 +71,11 @@ void ledger_internal(enum ledger_kind kind, const void *ptr);
 /* Misuse upstream lets pass or hangs on: "rdmamock: CALL: why" on stderr,
  * and an abort under RDMAMOCK_STRICT. */
 void ledger_misuse(const char *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool ledger_strict(void);
 /* A destroying call, just before its fault point: if the fault fires the
  * object stays live, and that is the fault's doing, not a leak of the
  * program's (mock_fault tells the ledger with ledger_fault_checked). */
 void ledger_destroying(enum ledger_kind kind, const void *ptr);
 void ledger_fault_checked(bool fired);
-const char *ledger_kind_name(enum ledger_kind kind);
 const char *ledger_enter(const char *call);
 void ledger_leave(const char **was);
 /* Objects created anywhere inside this public call carry its name. */
