@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rdmamock-run on unmodified programs, with no LD_LIBRARY_PATH from us: a
 # fault given with --fault reaches the program, a bad one is named before
-# anything runs, the exit status passes through, and a server and a client
+# anything runs, the exit status passes through, what the program leaves
+# behind is listed (the ledger is on), and a server and a client
 # started by one script meet on the run's own fabric, where a fault in the
 # fabric rejects the client.
 #   ci/check-run.sh BUILD_DIR
@@ -22,6 +23,9 @@ expect() {
 
 expect 2 'rdma_connect: Connection refused' \
 	"$run" --fault 'rdmamock/rdmacm/rdma_connect errno=ECONNREFUSED' -- "$build/examples/port_probe"
+# The ledger is on: port_probe gives up after the refusal and leaves its ids.
+expect 2 'rdmamock: leak: id 0x[0-9a-f]+ \(port [0-9]+\) created by rdma_create_id, never destroyed' \
+	"$run" --fault 'rdmamock/rdmacm/rdma_connect errno=ECONNREFUSED' -- "$build/examples/port_probe"
 expect 2 "--fault: errno=ECONREFUSED: not an errno" \
 	"$run" --fault 'rdmamock/rdmacm/rdma_connect errno=ECONREFUSED' -- sh -c 'echo ran'
 expect 7 '^run-[0-9]+ .*/mock/lib$' "$run" sh -c 'echo "$RDMAMOCK_FABRIC $LD_LIBRARY_PATH"; exit 7'
@@ -39,4 +43,4 @@ exit $status
 PAIR
 expect 255 'RDMA_CM_EVENT_REJECTED, error 10' \
 	"$run" --fault 'rdmamock/rdmacm/event/rejected status=10 port=7611' -- sh "$build/check-run-pair.sh"
-echo "check-run: rdmamock-run: faults reach unmodified programs, bad ones are named, statuses pass through, a script's processes share its fabric"
+echo "check-run: rdmamock-run: faults reach unmodified programs, bad ones are named, statuses pass through, leaks are listed, a script's processes share its fabric"

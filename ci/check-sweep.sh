@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # rdmamock-sweep, and make sweep's rule on our own examples: under every
 # fault each can meet (the first hit of each point, once and from then
-# on), nothing crashes, hangs or draws a sanitizer report. And the sweep
-# finds known upstream bugs: rping -c hangs when rdma_connect fails; cmtime's
-# client crashes when rdma_create_id fails and hangs when rdma_get_cm_event
-# does. JUnit: rping's sweep is written as XML and checked.
+# on), nothing crashes, hangs, draws a sanitizer report or leaks (the
+# mock's ledger, strict in the sweep's runs). And the sweep finds known
+# upstream bugs: rping -c hangs when rdma_connect fails; cmtime's client
+# crashes when rdma_create_id fails and hangs when rdma_get_cm_event does.
+# JUnit: rping's sweep is written as XML and checked.
 #   ci/check-sweep.sh BUILD_DIR [MAX_NTH]
 set -euo pipefail
 build=$1 max_nth=${2:-1}
@@ -61,4 +62,4 @@ grep -q "FINDING  $cm_event nth=2 .*HANG" <<<"$out" ||
 	>/dev/null || fail "cmtime: the known findings for rdma_create_id still fail the sweep"
 "$sweep" --timeout 10 --points "$cm_event" --max-nth 2 --known ci/sweep/known.txt -- sh ci/sweep/cmtime-pair.sh \
 	>/dev/null || fail "cmtime: the known findings for rdma_get_cm_event still fail the sweep"
-echo "check-sweep: the examples meet every fault without a crash, hang or sanitizer report; rping's hang after a failed rdma_connect is found, and known; so are cmtime's crash after a failed rdma_create_id and hang after a failed rdma_get_cm_event"
+echo "check-sweep: the examples meet every fault without a crash, hang, leak or sanitizer report; rping's hang after a failed rdma_connect is found, and known; so are cmtime's crash after a failed rdma_create_id and hang after a failed rdma_get_cm_event"

@@ -11,7 +11,8 @@
  * gives both the same fabric, and parallel runs never meet. Each --fault is
  * checked before PROG starts; a bad one is named, and nothing runs.
  * --wait-listen starts PROG once a CM id listens on the port (a client
- * after its server). */
+ * after its server). The mock's ledger is on (RDMAMOCK_LEDGER=1 unless
+ * the user set it): PROG's leaks are listed on stderr when it exits. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +39,8 @@ static void usage(FILE *to)
 		"  --fault SPEC     faults, as RDMAMOCK_FAULTS (may be given more than once)\n"
 		"  --wait-listen [tcp:|udp:]PORT\n"
 		"                   start PROG once a CM id listens there (at most 30 s)\n"
+		"PROG runs with RDMAMOCK_LEDGER=1 unless set: what it never destroyed is\n"
+		"listed on stderr at its exit (RDMAMOCK_STRICT=1: and it aborts).\n"
 		"PROG's exit status is passed through; " ME " itself exits 2 on a usage\n"
 		"error or a bad fault, 127 when PROG cannot be run.\n");
 }
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
 	setenv("RDMAMOCK_FABRIC", fabric, 1);
 	if (topology)
 		setenv("RDMAMOCK_TOPOLOGY", topology, 1);
+	setenv("RDMAMOCK_LEDGER", "1", 0); /* the user's 0 stays */
 	tool_library_path(dir);
 	if (listen_at)
 		wait_listen(dir, listen_at);

@@ -16,9 +16,14 @@
  * 3. Each run is judged: its exit status (failing is what it should do
  *    when a call fails), a crash (a signal), a hang (still running after
  *    --timeout: its process group is killed), a sanitizer report in its
- *    output ("...Sanitizer", or UBSan's "runtime error:"). Crashes, hangs
- *    and sanitizer reports are findings.
- * 4. A table of the findings, each with a one-line reproducer; TAP with
+ *    output ("...Sanitizer", or UBSan's "runtime error:"), a leak the
+ *    mock's ledger lists at exit (the runs have
+ *    RDMAMOCK_STRICT=1 unless it is set: misuse aborts, and so does the
+ *    leak report, after it). Crashes, hangs, sanitizer reports and leaks
+ *    are findings; a leak only when PROG exited 0 (it went on after the
+ *    failure: a program that gives up leaves its objects to the kernel,
+ *    as any may) and the fault was not on a destroying call (whose object,
+ *    and what it holds, the program cannot release). * 4. A table of the findings, each with a one-line reproducer; TAP with
  *    --tap, JUnit XML with --junit (a testcase per run; a finding is a
  *    <failure>, a known one <skipped>). A finding that --known lists
  *    (lines "POINT nth=N[+]", '#' comments) is reported as known and does
@@ -54,7 +59,7 @@ struct run {
 	/* The verdict. */
 	int status;      /* exit status, or -1 */
 	int signal;      /* the signal that ended it, or 0 */
-	bool hang, sanitizer, known;
+	bool hang, sanitizer, leak, known;
 };
 
 static struct {
@@ -97,6 +102,8 @@ static void usage(FILE *to)
 		"  --junit FILE   JUnit XML, a testcase per run: a finding is a failure, a\n"
 		"                 known one skipped\n"
 		"  --logs DIR     keep each run's output there (else only a finding's)\n"
+		"Runs have RDMAMOCK_STRICT=1 unless it is set; objects left at an exit(0)\n"
+		"are a LEAK (unless the fault was on a destroying call).\n"
 		"Exit status: 0 with no new finding, 1 with one, 2 on a usage error or\n"
 		"when PROG fails with no fault at all.\n");
 }
@@ -172,6 +179,33 @@ static void start(struct run *r)
 	setpgid(r->pid, r->pid);
 }
 
+/* The exit status the ledger's leak summary gives ("at exit(N)"), or -1. */
+static int leak_exit_status(const char *log)
+{
+	static const char mark[] = "object(s) never destroyed at exit(";
+	char line[1024], *at;
+	FILE *f = fopen(log, "r");
+	int status = -1;
+
+	while (f && status < 0 && fgets(line, sizeof line, f))
+		if ((at = strstr(line, mark)))
+			status = atoi(at + sizeof mark - 1);
+	if (f)
+		fclose(f);
+	return status;
+}
+
+/* A fault on a call that destroys or releases something. */
+static bool destroying_point(const char *spec)
+{
+	static const char *const calls[] = { "destroy", "dealloc", "dereg", "ack_cm_event", "free", "close" };
+
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+		if (strstr(spec, calls[i]))
+			return true;
+	return false;
+}
+
 static bool said_in_log(const char *log, const char *what)
 {
 	char line[1024];
@@ -189,7 +223,7 @@ static bool said_in_log(const char *log, const char *what)
  * its process group killed, and is a hang. */
 static bool finished(struct run *r)
 {
-	int status;
+	int status, leak_status;
 	pid_t got = waitpid(r->pid, &status, WNOHANG);
 
 	if (got == 0) {
@@ -212,6 +246,15 @@ static bool finished(struct run *r)
 	if (!r->signal && r->status > 128 && r->status < 160 && !r->timed_out &&
 	    (said_in_log(r->log, "Segmentation fault") || said_in_log(r->log, "Aborted")))
 		r->signal = r->status - 128;
+	/* The ledger aborts at exit after its report, under RDMAMOCK_STRICT:
+	 * that abort is the leak's, not a crash, and the summary keeps the
+	 * status the program exited with. */
+	leak_status = leak_exit_status(r->log);
+	if (leak_status >= 0 && r->signal == SIGABRT) {
+		r->signal = 0;
+		r->status = leak_status;
+	}
+	r->leak = leak_status == 0 && !destroying_point(r->spec);
 	return true;
 }
 
@@ -226,7 +269,7 @@ static void remove_fabrics(const struct run *runs, int n)
 
 static bool finding(const struct run *r)
 {
-	return r->signal || r->hang || r->sanitizer;
+	return r->signal || r->hang || r->sanitizer || r->leak;
 }
 
 static void load_known(void)
@@ -288,6 +331,8 @@ static void verdict(const struct run *r, char *out, size_t size)
 		snprintf(out, size, "CRASH (%s)", strsignal(r->signal));
 	else if (r->sanitizer)
 		snprintf(out, size, "SANITIZER (exit %d)", r->status);
+	else if (r->leak)
+		snprintf(out, size, "LEAK (its output's \"rdmamock: leak:\" lines)");
 	else
 		snprintf(out, size, "exit %d", r->status);
 }
@@ -295,7 +340,10 @@ static void verdict(const struct run *r, char *out, size_t size)
 /* rdmamock-run --fault 'SPEC' -- PROG ARGS, quoted for a shell. */
 static void reproducer(const struct run *r, FILE *to)
 {
-	fprintf(to, "rdmamock-run --fault '%s' --", r->spec);
+	if (r->spec[0])
+		fprintf(to, "rdmamock-run --fault '%s' --", r->spec);
+	else
+		fprintf(to, "rdmamock-run --"); /* the counting run: no fault */
 	for (char **a = opt.prog; *a; a++) {
 		if (strspn(*a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,") ==
 		    strlen(*a)) {
@@ -533,6 +581,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	opt.prog = argv + optind;
+	setenv("RDMAMOCK_STRICT", "1", 0); /* the runs' ledger; the user's 0 wins */
 	load_known();
 	tool_dropin_dir(opt.dir, sizeof opt.dir);
 	tool_library_path(opt.dir);
@@ -563,12 +612,19 @@ int main(int argc, char **argv)
 		usleep(10000);
 	verdict(&count, what, sizeof what);
 	printf("%s: the first run, counting: %s\n", ME, what);
-	if (finding(&count) || count.status != 0) {
+	if (count.leak && !count.signal && !count.hang && !count.sanitizer) {
+		/* A leak without a fault is a finding too; the sweep goes on. */
+		printf("FINDING  %-52s LEAK\n         ", "(no fault)");
+		reproducer(&count, stdout);
+		printf("         output: %s\n", count.log);
+		found++;
+	} else if (finding(&count) || count.status != 0) {
 		printf("%s: %s fails with no fault at all, so nothing can be judged; its output: %s\n", ME,
 		       opt.prog[0], count.log);
 		return 2;
 	}
-	unlink(count.log);
+	if (!count.leak)
+		unlink(count.log);
 
 	/* 2. A run per point reached, N and N+; a call's Nth hit once with
 	 * each errno its table allows, from then on with its usual one. */

@@ -106,13 +106,15 @@ const char *rc_profile_name(void);
 
 /* Run fn in a forked child and report how it ended: the signal number that
  * killed it (0 if it exited), its exit code (-1 if killed; 0 if fn returned)
- * and the first non-blank line it wrote to stderr, trimmed. A child still
+ * and the first non-blank line it wrote to stderr, trimmed, and the whole
+ * of stderr (its start, when longer than stderr_text). A child still
  * running after 10 s is killed (signal 9). Used to check calls that upstream
  * crashes on and the mock aborts on. */
 struct rc_crash {
 	int signal;
 	int exit_code;
 	char message[256];
+	char stderr_text[4096];
 };
 void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out);
 

@@ -545,11 +545,15 @@ bool mock_fault(const char *point, int *err)
 	if (fiu_fail(point)) {
 		info = (intptr_t)fiu_failinfo();
 		*err = (info > 0 && info < 4096) ? (int)info : default_errno(point);
+		ledger_fault_checked(true);
 		return true;
 	}
-	if (!fault_fire(point, NULL, &act))
+	if (!fault_fire(point, NULL, &act)) {
+		ledger_fault_checked(false);
 		return false;
+	}
 	*err = act.has_value && act.value ? act.value : default_errno(point);
+	ledger_fault_checked(true);
 	return true;
 }
 

@@ -31,6 +31,57 @@ void mock_not_implemented(const char *call, int *said);
 			mock_abort((call), __VA_ARGS__); \
 	} while (0)
 
+/* The ledger (ledger.c): every live object the program holds, per process.
+ * A call checks membership before it touches an object it was given, so
+ * a destroyed or foreign pointer is reported, not read. At exit, with
+ * RDMAMOCK_LEDGER=1 or RDMAMOCK_STRICT=1, what is left is reported as
+ * leaks; RDMAMOCK_STRICT=1 makes every report abort after printing. */
+enum ledger_kind {
+	LEDGER_CHANNEL, /* rdma_event_channel */
+	LEDGER_ID,      /* rdma_cm_id */
+	LEDGER_EVENT,   /* rdma_cm_event, until acked */
+	LEDGER_ADDRINFO,
+	LEDGER_PD,
+	LEDGER_MR,
+	LEDGER_COMP_CHANNEL,
+	LEDGER_CQ,
+	LEDGER_QP,
+	LEDGER_SRQ,
+	LEDGER_AH,
+	LEDGER_KINDS
+};
+/* call: the public call creating it, a string literal; the outermost
+ * public call of the thread (ledger_enter) wins. */
+void ledger_add(enum ledger_kind kind, const void *ptr, const char *call);
+/* Whether it was live; it is not any more, destroyed by call. */
+bool ledger_del(enum ledger_kind kind, const void *ptr, const char *call);
+bool ledger_live(enum ledger_kind kind, const void *ptr);
+/* Abort, naming call, unless ptr is live: "<kind> %p is not a live
+ * <kind> (destroyed by <call>...)". */
+void ledger_require(enum ledger_kind kind, const void *ptr, const char *call);
+/* fn on each live object of kind this process made, until it returns
+ * true; whether one did. fn runs under the ledger's lock: it must not
+ * call the ledger. */
+bool ledger_each(enum ledger_kind kind, bool (*fn)(const void *ptr, void *arg), void *arg);
+/* An identity for the leak report ("qp_num 0x11", "port 7471"). */
+void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The library's own object (librdmacm's PD per device): not a leak. */
+void ledger_internal(enum ledger_kind kind, const void *ptr);
+/* Misuse upstream lets pass or hangs on: "rdmamock: CALL: why" on stderr,
+ * and an abort under RDMAMOCK_STRICT. */
+void ledger_misuse(const char *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A destroying call, just before its fault point: if the fault fires the
+ * object stays live, and that is the fault's doing, not a leak of the
+ * program's (mock_fault tells the ledger with ledger_fault_checked). */
+void ledger_destroying(enum ledger_kind kind, const void *ptr);
+void ledger_fault_checked(bool fired);
+const char *ledger_enter(const char *call);
+void ledger_leave(const char **was);
+/* Objects created anywhere inside this public call carry its name. */
+#define LEDGER_CALL(call) \
+	const char *ledger_was_ __attribute__((cleanup(ledger_leave), unused)) = ledger_enter(call)
+
 /* Fault points (libfiu): every public entry point asks once, by the name
  * "rdmamock/<library>/<function>". When the point is enabled and fires, the
  * call fails with the errno given as the point's failinfo (EIO if 0). */

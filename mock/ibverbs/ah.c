@@ -16,6 +16,7 @@ struct mock_ah *verbs_ah_of(struct ibv_ah *ah, const char *call)
 	struct mock_ah *mah = (struct mock_ah *)ah;
 
 	MOCK_REQUIRE(ah, call, "ah is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_AH, ah, call);
 	MOCK_REQUIRE(mah->magic == VERBS_AH_MAGIC, call,
 		     "%p is not an address handle from ibv_create_ah", (void *)ah);
 	return mah;
@@ -74,6 +75,7 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	verbs_lock_take();
 	mpd->users++;
 	verbs_lock_give();
+	ledger_add(LEDGER_AH, &mah->ah, "ibv_create_ah");
 	return &mah->ah;
 }
 
@@ -81,12 +83,14 @@ MOCK_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	struct mock_ah *mah = verbs_ah_of(ah, "ibv_destroy_ah");
 
+	ledger_destroying(LEDGER_AH, ah);
 	FAULT_POSITIVE(LIB, "ibv_destroy_ah");
 	VERBS_DEAD_DESTROY(ah->context);
 	verbs_lock_take();
 	mah->mpd->users--;
 	mah->magic = 0;
 	verbs_lock_give();
+	ledger_del(LEDGER_AH, ah, "ibv_destroy_ah");
 	fab_free(mah);
 	return 0;
 }

@@ -25,6 +25,7 @@ static struct mock_channel *channel_of(struct ibv_comp_channel *channel, const c
 	struct mock_channel *mch = (struct mock_channel *)channel;
 
 	MOCK_REQUIRE(channel, call, "channel is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_COMP_CHANNEL, channel, call);
 	MOCK_REQUIRE(mch->magic == VERBS_CHANNEL_MAGIC, call,
 		     "%p is not a channel from ibv_create_comp_channel", (void *)channel);
 	return mch;
@@ -35,6 +36,7 @@ struct mock_cq *verbs_cq_of(struct ibv_cq *cq, const char *call)
 	struct mock_cq *mcq = (struct mock_cq *)cq;
 
 	MOCK_REQUIRE(cq, call, "cq is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_CQ, cq, call);
 	MOCK_REQUIRE(mcq->magic == VERBS_CQ_MAGIC, call,
 		     "%p is not a completion queue from ibv_create_cq", (void *)cq);
 	return mcq;
@@ -61,6 +63,7 @@ MOCK_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 	}
 	mch->magic = VERBS_CHANNEL_MAGIC;
 	mch->ch.context = context;
+	ledger_add(LEDGER_COMP_CHANNEL, &mch->ch, "ibv_create_comp_channel");
 	return &mch->ch;
 }
 
@@ -70,6 +73,7 @@ MOCK_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct mock_channel *mch = channel_of(channel, "ibv_destroy_comp_channel");
 	int ret = 0;
 
+	ledger_destroying(LEDGER_COMP_CHANNEL, channel);
 	FAULT_POSITIVE(LIB, "ibv_destroy_comp_channel");
 	pthread_mutex_lock(&channel->context->mutex);
 	if (channel->refcnt)
@@ -78,6 +82,7 @@ MOCK_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (ret)
 		return ret;
 	/* A CQ leaves its unread events when destroyed, so none remain. */
+	ledger_del(LEDGER_COMP_CHANNEL, channel, "ibv_destroy_comp_channel");
 	mch->magic = 0;
 	verbs_lock_take();
 	fab_bell_close(&mch->bell);
@@ -164,6 +169,7 @@ static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_c
 		channel->refcnt++;
 		pthread_mutex_unlock(&context->mutex);
 	}
+	ledger_add(LEDGER_CQ, &mcq->cq, extended ? "ibv_create_cq_ex" : "ibv_create_cq");
 	return mcq;
 }
 
@@ -228,6 +234,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	struct ibv_comp_channel *channel = cq->channel;
 	uint32_t reported, async_reported;
 
+	ledger_destroying(LEDGER_CQ, cq);
 	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
 	VERBS_DEAD_DESTROY(cq->context);
 	verbs_lock_take();
@@ -247,6 +254,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 		fab_free(e);
 	}
 	mcq->magic = 0;
+	ledger_del(LEDGER_CQ, cq, "ibv_destroy_cq");
 	reported = mcq->events_reported;
 	async_reported = mcq->async_reported;
 	verbs_lock_give();

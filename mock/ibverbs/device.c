@@ -778,6 +778,7 @@ struct mock_pd *verbs_pd_of(struct ibv_pd *pd, const char *call)
 	struct mock_pd *mpd = (struct mock_pd *)pd;
 
 	MOCK_REQUIRE(pd, call, "pd is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_PD, pd, call);
 	MOCK_REQUIRE(mpd->magic == VERBS_PD_MAGIC, call,
 		     "%p is not a protection domain from ibv_alloc_pd", (void *)pd);
 	return mpd;
@@ -799,6 +800,7 @@ MOCK_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	mpd->magic = VERBS_PD_MAGIC;
 	mpd->pd.context = context;
 	mpd->pd.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);
+	ledger_add(LEDGER_PD, &mpd->pd, "ibv_alloc_pd");
 	return &mpd->pd;
 }
 
@@ -807,6 +809,7 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct mock_pd *mpd = verbs_pd_of(pd, "ibv_dealloc_pd");
 
+	ledger_destroying(LEDGER_PD, pd);
 	FAULT_POSITIVE(LIB, "ibv_dealloc_pd");
 	VERBS_DEAD_DESTROY(pd->context);
 	verbs_lock_take();
@@ -816,6 +819,7 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	}
 	mpd->magic = 0;
 	verbs_lock_give();
+	ledger_del(LEDGER_PD, pd, "ibv_dealloc_pd");
 	fab_free(mpd);
 	return 0;
 }

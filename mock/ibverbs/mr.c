@@ -111,6 +111,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	verbs_shared()->mrs = m;
 	mpd->users++;
 	verbs_lock_give();
+	ledger_add(LEDGER_MR, &m->mr, call);
+	ledger_note(LEDGER_MR, &m->mr, "lkey 0x%x, %zu bytes", m->mr.lkey, length);
 	return &m->mr;
 }
 
@@ -142,22 +144,77 @@ MOCK_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_
 	return reg_mr(pd, addr, length, iova, access, "ibv_reg_mr_iova2");
 }
 
+/* Posted work not completed yet that names a key: a receive waiting on a
+ * QP's or an SRQ's queue, a send waiting for its retries. */
+struct key_user {
+	uint32_t key;
+	const char *what;
+	uint32_t num;
+};
+
+static bool queue_uses_key(const struct recv_queue *rq, uint32_t key)
+{
+	for (const struct recv_wqe *w = rq->head; w; w = w->next)
+		for (int i = 0; i < w->num_sge; i++)
+			if (w->sge[i].lkey == key && w->sge[i].length)
+				return true;
+	return false;
+}
+
+static bool qp_uses_key(const void *qp, void *arg)
+{
+	const struct mock_qp *mqp = qp;
+	struct key_user *u = arg;
+
+	u->num = mqp->qp.qp_num;
+	if (queue_uses_key(&mqp->rq, u->key))
+		u->what = "a receive posted on QP";
+	else if (verbs_stalled_uses_key(mqp, u->key))
+		u->what = "a send being retried on QP";
+	return u->what != NULL;
+}
+
+static bool srq_uses_key(const void *srq, void *arg)
+{
+	const struct mock_srq *msrq = srq;
+	struct key_user *u = arg;
+
+	u->num = msrq->srq_num;
+	if (queue_uses_key(&msrq->rq, u->key))
+		u->what = "a receive posted on SRQ";
+	return u->what != NULL;
+}
+
 MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct mock_mr *m = (struct mock_mr *)mr, **pos;
+	struct key_user user = { 0 };
 
 	MOCK_REQUIRE(mr, "ibv_dereg_mr", "mr is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_MR, mr, "ibv_dereg_mr");
+	user.key = mr->lkey; /* read only once it is known live */
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_dereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
+	ledger_destroying(LEDGER_MR, mr);
 	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
 	VERBS_DEAD_DESTROY(mr->context);
 	verbs_lock_take();
+	/* The kernel deregisters it all the same (ib_dereg_mr does not wait
+	 * for the QPs); the device later fails that work on the stale key. */
+	if (ledger_each(LEDGER_QP, qp_uses_key, &user) || ledger_each(LEDGER_SRQ, srq_uses_key, &user)) {
+		verbs_lock_give();
+		ledger_misuse("ibv_dereg_mr",
+			      "MR %p (lkey 0x%x) is still used by %s 0x%x, posted and not completed; upstream deregisters it anyway and that work fails later",
+			      (void *)mr, mr->lkey, user.what, user.num);
+		verbs_lock_take();
+	}
 	for (pos = &verbs_shared()->mrs; *pos != m; pos = &(*pos)->next)
 		;
 	*pos = m->next;
 	m->mpd->users--;
 	m->magic = 0;
 	verbs_lock_give();
+	ledger_del(LEDGER_MR, mr, "ibv_dereg_mr");
 	fab_free(m);
 	return 0;
 }
@@ -190,6 +247,7 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	int err = 0;
 
 	MOCK_REQUIRE(mr, "ibv_rereg_mr", "mr is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_MR, mr, "ibv_rereg_mr");
 	MOCK_REQUIRE(m->magic == VERBS_MR_MAGIC, "ibv_rereg_mr",
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	if (mock_fault(FAULT_NAME(LIB, "ibv_rereg_mr"), &errno))

@@ -473,6 +473,15 @@ static struct stalled_wr *stall_take(struct mock_qp *mqp)
 	return s;
 }
 
+bool verbs_stalled_uses_key(const struct mock_qp *mqp, uint32_t lkey)
+{
+	for (const struct stalled_wr *s = mqp->stalled; s; s = s->next)
+		for (int i = 0; i < s->wr.num_sge && !(s->wr.send_flags & IBV_SEND_INLINE); i++)
+			if (s->sge[i].lkey == lkey)
+				return true;
+	return false;
+}
+
 /* The head request was not answered (status RETRY_EXC_ERR) or got an RNR
  * NAK: wait before trying it again, tries_left more times (-1: for ever). */
 static void wait_to_retry(struct mock_qp *mqp, enum ibv_wc_status status, uint8_t rnr_timer,

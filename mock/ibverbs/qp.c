@@ -160,6 +160,7 @@ struct mock_qp *verbs_qp_of(struct ibv_qp *qp, const char *call)
 	struct mock_qp *mqp = (struct mock_qp *)qp;
 
 	MOCK_REQUIRE(qp, call, "qp is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_QP, qp, call);
 	MOCK_REQUIRE(mqp->magic == VERBS_QP_MAGIC, call,
 		     "%p is not a queue pair from ibv_create_qp", (void *)qp);
 	return mqp;
@@ -356,6 +357,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	}
 	/* The kernel reports the capacities it granted. */
 	init->cap = mqp->cap;
+	ledger_add(LEDGER_QP, &mqp->qp, "ibv_create_qp");
+	ledger_note(LEDGER_QP, &mqp->qp, "qp_num 0x%x", mqp->qp.qp_num);
 	return &mqp->qp;
 }
 
@@ -381,6 +384,8 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 /* verbs_context's create_qp_ex, behind the header's ibv_create_qp_ex. */
 struct ibv_qp *verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
+	LEDGER_CALL("ibv_create_qp_ex");
+
 	verbs_context_of(context, "ibv_create_qp_ex");
 	if (mock_fault(FAULT_NAME(LIB, "ibv_create_qp_ex"), &errno))
 		return NULL;
@@ -417,6 +422,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_destroy_qp");
 	uint32_t reported;
 
+	ledger_destroying(LEDGER_QP, qp);
 	FAULT_POSITIVE(LIB, "ibv_destroy_qp");
 	VERBS_DEAD_DESTROY(qp->context);
 	/* uverbs_free_qp: a user's QP still attached to a multicast group
@@ -429,6 +435,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	fab_qp_destroy(qp->qp_num);
 	verbs_async_forget(qp->context, qp);
 	mqp->magic = 0;
+	ledger_del(LEDGER_QP, qp, "ibv_destroy_qp");
 	reported = mqp->async_reported;
 	verbs_lock_give();
 	/* As upstream: wait for the acks of the asynchronous events read. */

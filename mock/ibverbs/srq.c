@@ -20,6 +20,7 @@ struct mock_srq *verbs_srq_of(struct ibv_srq *srq, const char *call)
 	struct mock_srq *msrq = (struct mock_srq *)srq;
 
 	MOCK_REQUIRE(srq, call, "srq is NULL (upstream dereferences it)");
+	ledger_require(LEDGER_SRQ, srq, call);
 	MOCK_REQUIRE(msrq->magic == VERBS_SRQ_MAGIC, call,
 		     "%p is not a shared receive queue from ibv_create_srq", (void *)srq);
 	return msrq;
@@ -151,6 +152,8 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 	if (mc->mdev->personality == RDMAMOCK_MLX5)
 		init->attr.max_wr = msrq->attr.max_wr;
 	init->attr.max_sge = msrq->attr.max_sge;
+	ledger_add(LEDGER_SRQ, &msrq->srq, "ibv_create_srq");
+	ledger_note(LEDGER_SRQ, &msrq->srq, "srq_num 0x%x", msrq->srq_num);
 	return &msrq->srq;
 }
 
@@ -235,6 +238,7 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_destroy_srq"), **pos;
 	uint32_t reported;
 
+	ledger_destroying(LEDGER_SRQ, srq);
 	FAULT_POSITIVE(LIB, "ibv_destroy_srq");
 	VERBS_DEAD_DESTROY(srq->context);
 	verbs_lock_take();
@@ -253,6 +257,7 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 		msrq->cq->users--;
 	verbs_async_forget(srq->context, srq);
 	msrq->magic = 0;
+	ledger_del(LEDGER_SRQ, srq, "ibv_destroy_srq");
 	reported = msrq->async_reported;
 	verbs_lock_give();
 	verbs_wait_async_acks(&srq->mutex, &srq->cond, &srq->events_completed, reported,

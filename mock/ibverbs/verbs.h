@@ -330,6 +330,8 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr);
 /* The QP's waiting requests end: flushed (WR_FLUSH_ERR) as the QP enters
  * ERR, or dropped (complete false) on RESET or destroy. */
 void verbs_qp_end_stall(struct mock_qp *mqp, bool complete);
+/* Whether a send waiting for its retries reads through lkey (post.c). */
+bool verbs_stalled_uses_key(const struct mock_qp *mqp, uint32_t lkey);
 
 /* Asynchronous events (async.c): queue one on the object's context. */
 void verbs_async_qp(struct mock_qp *mqp, enum ibv_event_type type);

@@ -56,6 +56,7 @@ MOCK_EXPORT int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node, c
 {
 	struct cm_id *cid;
 	int ret;
+	LEDGER_CALL("rdma_resolve_addrinfo"); /* the list rdma_query_addrinfo hands over */
 
 	FAULT_MINUS1(LIB, "rdma_resolve_addrinfo");
 	if (!id)

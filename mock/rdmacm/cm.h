@@ -11,10 +11,6 @@
 #include "fabric/fabric.h"
 #include "control/mock.h"
 
-#define CM_ID_MAGIC 0x636d6964u      /* "cmid" */
-#define CM_CHANNEL_MAGIC 0x63686e6cu /* "chnl" */
-#define CM_DEAD_MAGIC 0xdeadc0deu
-
 struct cma_device {
 	struct cma_device *next;
 	struct ibv_device *dev;
@@ -30,20 +26,21 @@ struct cma_device {
 
 struct cm_channel {
 	struct rdma_event_channel channel; /* what the caller sees: the fd */
-	unsigned magic;
 	struct fab_chan *fchan;
+	int nids; /* ids on it: destroying it under them is misuse */
 };
 
 struct cm_id {
 	struct rdma_cm_id id; /* what the caller sees */
-	unsigned magic;
 	struct fab_id *fid;
 	struct cma_device *cma_dev;
 	int sync; /* created without a channel: calls wait for their event */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
 	int events_completed;
+	struct cm_event *unacked; /* fetched, not acked: what destroy waits for */
 	int connect_error;
+	bool destroy_failed; /* by an injected fault: off its channel's count */
 	uint8_t initiator_depth;
 	uint8_t responder_resources;
 	struct ibv_qp_init_attr *qp_init_attr; /* passive endpoints */
@@ -75,11 +72,13 @@ struct cm_event {
 	struct rdma_cm_event event;
 	uint8_t private_data[FAB_PRIVATE_DATA_MAX];
 	struct cm_id *owner; /* whose acknowledgement this is */
+	struct cm_event *next_unacked, **prev_unacked; /* on owner->unacked */
 	struct cm_mc *mc;    /* MULTICAST_*: the join it answers */
 };
 
 /* Checked conversions: abort naming the call on garbage or destroyed ids,
- * where upstream would read freed or foreign memory. */
+ * where upstream would read freed or foreign memory. The ledger says what
+ * is live before anything is read. */
 struct cm_id *cm_id_of(struct rdma_cm_id *id, const char *call);
 struct cm_channel *cm_channel_of(struct rdma_event_channel *channel, const char *call);
 

@@ -2,6 +2,7 @@
  * order of checks (librdmacm/cma.c), over the fabric. */
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,9 +23,11 @@ struct cm_id *cm_id_of(struct rdma_cm_id *id, const char *call)
 	struct cm_id *cid = (struct cm_id *)id;
 
 	MOCK_REQUIRE(id, call, "id is NULL (upstream dereferences it)");
-	MOCK_REQUIRE(cid->magic != CM_DEAD_MAGIC, call, "id %p was destroyed", (void *)id);
-	MOCK_REQUIRE(cid->magic == CM_ID_MAGIC, call,
-		     "%p is not an id from rdma_create_id or an event", (void *)id);
+	ledger_require(LEDGER_ID, id, call);
+	/* Upstream's id keeps its channel's pointer and writes to its fd. */
+	MOCK_REQUIRE(ledger_live(LEDGER_CHANNEL, id->channel), call,
+		     "id %p is on event channel %p, which was destroyed before the id (upstream reads the freed channel)",
+		     (void *)id, (void *)id->channel);
 	return cid;
 }
 
@@ -33,9 +36,7 @@ struct cm_channel *cm_channel_of(struct rdma_event_channel *channel, const char 
 	struct cm_channel *ch = (struct cm_channel *)channel;
 
 	MOCK_REQUIRE(channel, call, "channel is NULL (upstream dereferences it)");
-	MOCK_REQUIRE(ch->magic != CM_DEAD_MAGIC, call, "channel %p was destroyed", (void *)channel);
-	MOCK_REQUIRE(ch->magic == CM_CHANNEL_MAGIC, call,
-		     "%p is not a channel from rdma_create_event_channel", (void *)channel);
+	ledger_require(LEDGER_CHANNEL, channel, call);
 	return ch;
 }
 
@@ -143,8 +144,11 @@ int cm_get_device(struct cm_id *cid, __be64 guid)
 	}
 	d->refcnt++;
 	ret = init_device_locked(d);
-	if (!ret && !d->pd)
+	if (!ret && !d->pd) {
 		d->pd = ibv_alloc_pd(d->verbs);
+		if (d->pd) /* librdmacm's, until its last id goes: not a leak */
+			ledger_internal(LEDGER_PD, d->pd);
+	}
 	if (!ret && !d->pd)
 		ret = -1;
 	if (ret) {
@@ -238,16 +242,25 @@ MOCK_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 		errno = -err;
 		return NULL;
 	}
-	ch->magic = CM_CHANNEL_MAGIC;
+	ledger_add(LEDGER_CHANNEL, &ch->channel, "rdma_create_event_channel");
+	ledger_note(LEDGER_CHANNEL, &ch->channel, "fd %d", ch->channel.fd);
 	return &ch->channel;
 }
 
+/* Upstream closes the fd and frees the channel; the kernel then destroys
+ * the ids still on it, and their user-space halves read the freed channel
+ * at their next call (cm_id_of catches that). */
 MOCK_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cm_channel *ch = cm_channel_of(channel, "rdma_destroy_event_channel");
+	int nids = __atomic_load_n(&ch->nids, __ATOMIC_RELAXED);
 
+	if (nids)
+		ledger_misuse("rdma_destroy_event_channel",
+			      "channel %p still has %d id(s) on it; upstream closes it anyway, the kernel destroys those ids, and their next call reads the freed channel",
+			      (void *)channel, nids);
+	ledger_del(LEDGER_CHANNEL, channel, "rdma_destroy_event_channel");
 	fab_chan_close(ch->fchan);
-	ch->magic = CM_DEAD_MAGIC;
 	free(ch);
 }
 
@@ -260,7 +273,6 @@ struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,
 
 	if (!cid)
 		return NULL;
-	cid->magic = CM_ID_MAGIC;
 	cid->id.context = context;
 	cid->id.ps = ps;
 	cid->id.qp_type = qp_type;
@@ -272,15 +284,21 @@ struct cm_id *cm_alloc_id(struct rdma_event_channel *channel, void *context,
 			cm_free_id(cid);
 			return NULL;
 		}
+		ledger_internal(LEDGER_CHANNEL, cid->id.channel); /* goes with the id */
 		cid->sync = 1;
 	} else {
 		cid->id.channel = channel;
 	}
+	__atomic_add_fetch(&((struct cm_channel *)cid->id.channel)->nids, 1, __ATOMIC_RELAXED);
+	ledger_add(LEDGER_ID, &cid->id, "rdma_create_id");
 	return cid;
 }
 
 void cm_free_id(struct cm_id *cid)
 {
+	if (cid->id.channel && !cid->destroy_failed && ledger_live(LEDGER_CHANNEL, cid->id.channel))
+		__atomic_sub_fetch(&((struct cm_channel *)cid->id.channel)->nids, 1, __ATOMIC_RELAXED);
+	ledger_del(LEDGER_ID, &cid->id, "rdma_destroy_id");
 	if (cid->cma_dev)
 		put_device(cid->cma_dev);
 	pthread_cond_destroy(&cid->cond);
@@ -292,7 +310,6 @@ void cm_free_id(struct cm_id *cid)
 	free(cid->qp_init_attr);
 	rdma_freeaddrinfo(cid->resolved_ai);
 	cm_free_joins(cid);
-	cid->magic = CM_DEAD_MAGIC;
 	free(cid);
 }
 
@@ -329,21 +346,38 @@ MOCK_EXPORT int rdma_create_id(struct rdma_event_channel *channel, struct rdma_c
 	return cm_create_id(channel, id, context, ps, qp_type);
 }
 
-/* Upstream blocks until every event it reported for the id is acked; so do
- * we, but we say so if it takes long, since that is usually a missing ack. */
+/* The unacked events' names, for the report: "RDMA_CM_EVENT_ESTABLISHED, ...". */
+static void unacked_names_locked(const struct cm_id *cid, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const struct cm_event *e = cid->unacked; e && len < size; e = e->next_unacked)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+					rdma_event_str(e->event.event));
+}
+
+/* Upstream blocks until every event it reported for the id is acked, for
+ * ever if one never is; so do we, but after 2 s we say so (it is a missing
+ * ack), and under RDMAMOCK_STRICT that report aborts. */
 static void wait_for_acks(struct cm_id *cid, int reported)
 {
 	struct timespec deadline;
 	bool said = false;
+	char names[256];
 
 	pthread_mutex_lock(&cid->mut);
 	while (cid->events_completed < reported) {
 		clock_gettime(CLOCK_REALTIME, &deadline);
 		deadline.tv_sec += 2;
 		if (pthread_cond_timedwait(&cid->cond, &cid->mut, &deadline) && !said) {
-			mock_log("rdma_destroy_id(%p): waiting for %d unacknowledged event(s) of this id; upstream blocks here too",
-				 (void *)&cid->id, reported - cid->events_completed);
+			unacked_names_locked(cid, names, sizeof names);
 			said = true;
+			pthread_mutex_unlock(&cid->mut);
+			ledger_misuse("rdma_destroy_id",
+				      "id %p has %d unacked event(s) (%s); upstream blocks here forever",
+				      (void *)&cid->id, reported - cid->events_completed, names);
+			pthread_mutex_lock(&cid->mut);
 		}
 	}
 	pthread_mutex_unlock(&cid->mut);
@@ -352,9 +386,17 @@ static void wait_for_acks(struct cm_id *cid, int reported)
 MOCK_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cm_id *cid = cm_id_of(id, "rdma_destroy_id");
-	int reported;
+	int reported, err;
 
-	FAULT_MINUS1(LIB, "rdma_destroy_id");
+	ledger_destroying(LEDGER_ID, id);
+	if (mock_fault(FAULT_NAME(LIB, "rdma_destroy_id"), &err)) {
+		/* The program tried: its channel may go now without that being
+		 * misuse (upstream's kernel takes the id with it). */
+		if (!cid->destroy_failed)
+			__atomic_sub_fetch(&((struct cm_channel *)id->channel)->nids, 1, __ATOMIC_RELAXED);
+		cid->destroy_failed = true;
+		return mock_errno(err);
+	}
 	reported = fab_destroy_id(cid->fid);
 	cid->fid = NULL;
 	if (id->event)
@@ -386,8 +428,14 @@ MOCK_EXPORT int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel
 			cm_ack(id->event);
 			id->event = NULL;
 		}
+		__atomic_sub_fetch(&((struct cm_channel *)id->channel)->nids, 1, __ATOMIC_RELAXED);
 		rdma_destroy_event_channel(id->channel);
+	} else {
+		__atomic_sub_fetch(&((struct cm_channel *)id->channel)->nids, 1, __ATOMIC_RELAXED);
 	}
+	__atomic_add_fetch(&to->nids, 1, __ATOMIC_RELAXED);
+	if (sync)
+		ledger_internal(LEDGER_CHANNEL, channel);
 	pthread_mutex_lock(&cid->mut);
 	cid->sync = sync;
 	id->channel = channel;
@@ -420,6 +468,7 @@ int cm_query_addr(struct cm_id *cid)
 	fab_query_route(cid->fid, &r);
 	memcpy(&id->route.addr.src_addr, &r.src, cm_addr_len((struct sockaddr *)&r.src));
 	memcpy(&id->route.addr.dst_addr, &r.dst, cm_addr_len((struct sockaddr *)&r.dst));
+	ledger_note(LEDGER_ID, id, "port %u", be16toh(rdma_get_src_port(id)));
 	if (!cid->cma_dev && r.node_guid) {
 		if (cm_get_device(cid, r.node_guid))
 			return -1;

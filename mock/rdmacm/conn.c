@@ -105,6 +105,7 @@ MOCK_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **
 	struct cm_id *cid = cm_id_of(listen, "rdma_get_request");
 	struct rdma_cm_event *event;
 	int ret;
+	LEDGER_CALL("rdma_get_request"); /* the new id, and its QP for an endpoint */
 
 	FAULT_MINUS1(LIB, "rdma_get_request");
 	if (!cid->sync)

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/rdma_verbs.h>
+
 #include "cm.h"
 
 #define LIB "rdmacm"
@@ -55,6 +57,7 @@ MOCK_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res
 {
 	struct rdma_cm_id *cm_id;
 	int ret;
+	LEDGER_CALL("rdma_create_ep"); /* its id, QP and CQs */
 
 	FAULT_MINUS1(LIB, "rdma_create_ep");
 	MOCK_REQUIRE(id, "rdma_create_ep", "id is NULL (upstream stores the new id through it)");
@@ -83,6 +86,8 @@ MOCK_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
 
 	if (id->qp)
 		rdma_destroy_qp(id);
+	if (id->srq) /* upstream's rdma_destroy_ep takes the SRQ too */
+		rdma_destroy_srq(id);
 	free(cid->qp_init_attr);
 	cid->qp_init_attr = NULL;
 	rdma_destroy_id(id);

@@ -277,6 +277,8 @@ MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdm
 	struct fab_event fe;
 	int err;
 
+	LEDGER_CALL("rdma_get_cm_event"); /* a CONNECT_REQUEST's new id */
+
 	FAULT_MINUS1(LIB, "rdma_get_cm_event");
 	if (cm_init())
 		return -1;
@@ -304,6 +306,15 @@ MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdm
 		if (outcome == DELIVER)
 			break;
 	}
+	pthread_mutex_lock(&evt->owner->mut);
+	evt->next_unacked = evt->owner->unacked;
+	if (evt->next_unacked)
+		evt->next_unacked->prev_unacked = &evt->next_unacked;
+	evt->prev_unacked = &evt->owner->unacked;
+	evt->owner->unacked = evt;
+	pthread_mutex_unlock(&evt->owner->mut);
+	ledger_add(LEDGER_EVENT, &evt->event, "rdma_get_cm_event");
+	ledger_note(LEDGER_EVENT, &evt->event, "%s", rdma_event_str(evt->event.event));
 	*event = &evt->event;
 	return 0;
 }
@@ -315,15 +326,23 @@ void cm_ack(struct rdma_cm_event *event)
 {
 	struct cm_event *evt = (struct cm_event *)event;
 
+	ledger_del(LEDGER_EVENT, event, "rdma_ack_cm_event");
+	pthread_mutex_lock(&evt->owner->mut);
+	*evt->prev_unacked = evt->next_unacked;
+	if (evt->next_unacked)
+		evt->next_unacked->prev_unacked = evt->prev_unacked;
+	pthread_mutex_unlock(&evt->owner->mut);
 	complete_event(evt->owner);
 	free(evt);
 }
 
 MOCK_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
+	ledger_destroying(LEDGER_EVENT, event);
 	FAULT_MINUS1(LIB, "rdma_ack_cm_event");
 	if (!event)
 		return mock_errno(EINVAL);
+	ledger_require(LEDGER_EVENT, event, "rdma_ack_cm_event");
 	cm_ack(event);
 	return 0;
 }
@@ -341,6 +360,7 @@ int cm_complete(struct cm_id *cid)
 	if (rdma_get_cm_event(cid->id.channel, &cid->id.event))
 		return -1;
 	ev = cid->id.event;
+	ledger_internal(LEDGER_EVENT, ev); /* the id's, acked by librdmacm */
 	if (!ev->status)
 		return 0;
 	if (ev->event == RDMA_CM_EVENT_REJECTED)

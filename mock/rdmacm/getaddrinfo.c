@@ -116,6 +116,22 @@ static int lookup(const char *node, const char *service, const struct rdma_addri
 	return ret;
 }
 
+static void free_list(struct rdma_addrinfo *res)
+{
+	while (res) {
+		struct rdma_addrinfo *next = res->ai_next;
+
+		free(res->ai_connect);
+		free(res->ai_route);
+		free(res->ai_src_canonname);
+		free(res->ai_dst_canonname);
+		free(res->ai_src_addr);
+		free(res->ai_dst_addr);
+		free(res);
+		res = next;
+	}
+}
+
 /* ucma_getaddrinfo_sa: asks the SA through each active InfiniBand port; a
  * RoCE port is not one, so on the mock nothing is found. */
 static int sa_lookup(const char *service, struct rdma_addrinfo **res)
@@ -162,9 +178,10 @@ MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		ret = copy_addr(&rai->ai_src_addr, &rai->ai_src_len, hints->ai_src_addr,
 				hints->ai_src_len);
 	if (ret) {
-		rdma_freeaddrinfo(rai);
+		free_list(rai);
 		return ret;
 	}
+	ledger_add(LEDGER_ADDRINFO, rai, "rdma_getaddrinfo");
 	*res = rai;
 	return 0;
 }
@@ -172,16 +189,9 @@ MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 /* No fault point: nothing to report. NULL is safe, as upstream. */
 MOCK_EXPORT void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 {
-	while (res) {
-		struct rdma_addrinfo *next = res->ai_next;
-
-		free(res->ai_connect);
-		free(res->ai_route);
-		free(res->ai_src_canonname);
-		free(res->ai_dst_canonname);
-		free(res->ai_src_addr);
-		free(res->ai_dst_addr);
-		free(res);
-		res = next;
-	}
+	if (!res)
+		return;
+	ledger_require(LEDGER_ADDRINFO, res, "rdma_freeaddrinfo");
+	ledger_del(LEDGER_ADDRINFO, res, "rdma_freeaddrinfo");
+	free_list(res);
 }

@@ -184,6 +184,7 @@ MOCK_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr
 	struct cm_id *cid = cm_id_of(id, "rdma_create_qp_ex");
 	struct ibv_qp *qp;
 	int err;
+	LEDGER_CALL("rdma_create_qp_ex"); /* its CQs and QP are the call's */
 
 	FAULT_MINUS1(LIB, "rdma_create_qp_ex");
 	if (id->qp)
@@ -238,6 +239,7 @@ MOCK_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 {
 	struct ibv_qp_init_attr_ex ex;
 	int ret;
+	LEDGER_CALL("rdma_create_qp");
 
 	cm_id_of(id, "rdma_create_qp");
 	FAULT_MINUS1(LIB, "rdma_create_qp");
@@ -268,6 +270,7 @@ MOCK_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_at
 {
 	struct cm_id *cid = cm_id_of(id, "rdma_create_srq_ex");
 	struct ibv_srq *srq;
+	LEDGER_CALL("rdma_create_srq_ex");
 
 	FAULT_MINUS1(LIB, "rdma_create_srq_ex");
 	MOCK_REQUIRE(attr, "rdma_create_srq_ex", "srq_init_attr is NULL (upstream dereferences it)");
@@ -308,6 +311,7 @@ MOCK_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 {
 	struct ibv_srq_init_attr_ex ex;
 	int ret;
+	LEDGER_CALL("rdma_create_srq");
 
 	cm_id_of(id, "rdma_create_srq");
 	FAULT_MINUS1(LIB, "rdma_create_srq");
