@@ -252,3 +252,38 @@ void rdma_accept__stale_without_qps(void **state)
 	FX_OK(rdma_destroy_id(again));
 	fx_release(&fx);
 }
+
+struct waiter {
+	struct rdma_event_channel *ch;
+	int ret;
+};
+
+static void *wait_for_event(void *arg)
+{
+	struct waiter *w = arg;
+	struct rdma_cm_event *ev;
+
+	w->ret = rdma_get_cm_event(w->ch, &ev);
+	return NULL;
+}
+
+/* rping destroys its channel on the way out while its CM thread waits in
+ * rdma_get_cm_event. Upstream's thread sits in read(2) on the closed file
+ * and waits on until the process ends; the mock's waits on too, holding
+ * the channel, and does not read freed memory (it did: a SIGBUS at rping's
+ * exit, about one run in a hundred). */
+void rdma_destroy_event_channel__while_a_thread_waits(void **state)
+{
+	struct waiter w = { .ret = 1 };
+	pthread_t t;
+
+	rc_require_mock("the mock's channel outlives a waiting reader");
+	w.ch = fx_channel();
+	assert_int_equal(pthread_create(&t, NULL, wait_for_event, &w), 0);
+	usleep(100000);
+	rdma_destroy_event_channel(w.ch);
+	usleep(200000);
+	assert_int_equal(pthread_tryjoin_np(t, NULL), EBUSY); /* still waiting */
+	assert_int_equal(w.ret, 1);
+	pthread_detach(t);
+}

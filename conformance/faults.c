@@ -628,12 +628,12 @@ void ibv_post_send__fault_port_down(void **state)
 	struct fx_qp q;
 
 	rc_require_mock("faults are the mock's");
+	fx_topology_call("rdmamock_port_set"); /* the port is every process's */
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!target)
 		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	fx_topology_call("rdmamock_port_set"); /* the port is every process's */
 	snprintf(keys, sizeof keys, "rdmamock/ibverbs/port_down qpn=%u nth=1 ms=100", q.qp->qp_num);
 	add_for_me(keys);
 	write_to_self(&q, target, 1);
@@ -930,5 +930,36 @@ void ibv_post_send__fault_aimed_by_connection(void **state)
 	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
 	FX_VERBS_OK(ibv_dereg_mr(cmr));
 	FX_VERBS_OK(ibv_dereg_mr(smr));
+	fx_release(&fx);
+}
+
+/* rdmamock/rdmacm/event/delay at the REP and the DREQ (nth=2 and 3 of the
+ * connection's messages: REQ, REP, DREQ): the client's CONNECT_RESPONSE
+ * (without QPs) comes only after the delay, and the server's DISCONNECTED
+ * only after the client's DREQ has been held up as long. */
+void rdma_disconnect__fault_delay(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	char spec[160];
+	struct fx fx;
+
+	rc_require_mock("faults are the mock's");
+	fx_need_local_passive();
+	fx_reach_opts(&fx, AF_INET, FX_ROUTE_RESOLVED, FX_NO_QPS | FX_OTHER_DEVICE);
+	snprintf(spec, sizeof spec, "rdmamock/rdmacm/event/delay ms=300 nth=2+ port=%u pid=%d", (unsigned)fx.port,
+		 (int)getpid());
+	add_for_me(spec);
+	FX_OK(rdma_connect(fx.client, &param));
+	server_hears(&fx, 2000);
+	FX_OK(rdma_accept(fx.server, &param));
+	assert_true(fx_quiet(fx.client_ch, 200));
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_CONNECT_RESPONSE, 2000);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_establish(fx.client)); /* the RTU: the server's ESTABLISHED */
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_ESTABLISHED, 1000);
+	FX_OK(rdma_disconnect(fx.client));
+	assert_true(fx_quiet(fx.server_ch, 200));
+	fx_expect_ack(fx.server_ch, RDMA_CM_EVENT_DISCONNECTED, 2000);
 	fx_release(&fx);
 }

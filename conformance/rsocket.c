@@ -330,8 +330,9 @@ static void send_stream(struct fx_rs_thread *t)
 void rsend__stream_in_order(void **state)
 {
 	static unsigned char buf[99999];
-	struct fx_rs_thread sender;
-	struct fx_rs_pair pair;
+	/* Static: the sender may outlive a failed assertion in this frame. */
+	static struct fx_rs_thread sender;
+	static struct fx_rs_pair pair;
 	size_t got = 0;
 
 	fx_rs_connect(AF_INET, &pair);
@@ -551,8 +552,8 @@ static void send_in_two(struct fx_rs_thread *t)
 void rrecv__waitall(void **state)
 {
 	unsigned char buf[200];
-	struct fx_rs_thread sender;
-	struct fx_rs_pair pair;
+	static struct fx_rs_thread sender; /* static: as in rsend__stream_in_order */
+	static struct fx_rs_pair pair;
 
 	fx_rs_connect(AF_INET, &pair);
 	fx_rs_thread_start(&sender, send_in_two, &pair.client);

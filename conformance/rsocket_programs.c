@@ -107,8 +107,10 @@ static void rstream_server(struct fx_rs_thread *t)
 void rstream__two_threads(void **state)
 {
 	static unsigned char server_buf[1 << 20], client_buf[1 << 20];
-	struct stream_side server = { .buf = server_buf }, client = { .buf = client_buf };
-	struct fx_rs_thread t;
+	/* Static: the server thread may still run after a failed assertion
+	 * ends this frame (the sweep found its writes into a returned one). */
+	static struct stream_side server = { .buf = server_buf }, client = { .buf = client_buf };
+	static struct fx_rs_thread t;
 	const char *err;
 	int fd;
 
@@ -226,9 +228,10 @@ static void riostream_server(struct fx_rs_thread *t)
 void riostream__two_threads(void **state)
 {
 	static unsigned char bufs[4][IO_SIZE];
-	struct io_side server = { .mapped = bufs[0], .out = bufs[1] };
-	struct io_side client = { .mapped = bufs[2], .out = bufs[3] };
-	struct fx_rs_thread t;
+	/* Static, as in rstream__two_threads. */
+	static struct io_side server = { .mapped = bufs[0], .out = bufs[1] };
+	static struct io_side client = { .mapped = bufs[2], .out = bufs[3] };
+	static struct fx_rs_thread t;
 	const char *err;
 	int listener, one = 1;
 
@@ -293,10 +296,10 @@ out:
 void rcopy__two_threads(void **state)
 {
 	static unsigned char server_file[FILE_BYTES], file[FILE_BYTES];
-	struct copy_server server = { .file = server_file };
+	static struct copy_server server = { .file = server_file }; /* static: see rstream */
 	struct sockaddr_storage addr;
 	uint64_t size = FILE_BYTES;
-	struct fx_rs_thread t;
+	static struct fx_rs_thread t;
 	char ack[4];
 	int fd;
 
@@ -403,8 +406,9 @@ void udpong__two_threads(void **state)
 {
 	struct sockaddr_storage addr;
 	struct pong_msg msg = { .op = OP_LOGIN };
-	struct fx_rs_thread t;
-	int server, client;
+	static struct fx_rs_thread t; /* static: see rstream__two_threads */
+	static int server;
+	int client;
 	uint8_t seq = 0;
 
 	RC_REQUIRE_CAPABILITY("rsocket-dgram");

@@ -1018,7 +1018,15 @@ static int run_inline(const struct rc_test **sel, size_t n)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	for (size_t i = 0; i < n; i++) {
 		child_test = sel[i];
+		child_completed = false;
 		failed |= cmocka_run_one(sel[i]->name, run_child_test) != 0;
+		/* What a stopped test (a failed assertion, a skip) left is not
+		 * a leak: no list at exit, where a skip exits 0 and the sweep
+		 * would take the list for one. */
+		if (!child_completed) {
+			unsetenv("RDMAMOCK_STRICT");
+			setenv("RDMAMOCK_LEDGER", "0", 1);
+		}
 	}
 	return failed;
 }

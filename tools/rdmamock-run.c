@@ -8,7 +8,9 @@
  * the environment, and execs PROG, so PROG's exit status is its own. The
  * fabric is one of the run's own (run-<pid>) unless --fabric or
  * RDMAMOCK_FABRIC names one: a script that starts a server and a client
- * gives both the same fabric, and parallel runs never meet. Each --fault is
+ * gives both the same fabric, and parallel runs never meet. On a fabric of
+ * its own PROG runs as a child instead, so that the fabric's files can go
+ * when it ends; its exit status or signal is passed on all the same. Each --fault is
  * checked before PROG starts; a bad one is named, and nothing runs.
  * --wait-listen starts PROG once a CM id listens on the port (a client
  * after its server). The mock's ledger is on (RDMAMOCK_LEDGER=1 unless
@@ -34,7 +36,8 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: " ME " [--fabric NAME] [--topology SPEC] [--fault SPEC]...\n"
 		"                    [--wait-listen [tcp:|udp:]PORT] [--] PROG [ARG]...\n"
-		"  --fabric NAME    the fabric (RDMAMOCK_FABRIC); default: one of this run's own\n"
+		"  --fabric NAME    the fabric (RDMAMOCK_FABRIC); default: one of this run's own,\n"
+		"                   whose files go when PROG ends\n"
 		"  --topology SPEC  the devices and addresses (RDMAMOCK_TOPOLOGY syntax)\n"
 		"  --fault SPEC     faults, as RDMAMOCK_FAULTS (may be given more than once)\n"
 		"  --wait-listen [tcp:|udp:]PORT\n"
@@ -86,6 +89,53 @@ static void wait_listen(const char *dir, const char *what)
 			fprintf(stderr, ME ": waiting for a listener on %s failed\n", what);
 		exit(2);
 	}
+}
+
+static pid_t prog_pid;
+
+static void pass_on(int sig)
+{
+	kill(prog_pid, sig);
+}
+
+/* A fabric of the run's own goes with the run: PROG runs as a child, and
+ * once it has ended the fabric's files go (its lock file too), and its
+ * exit status or signal is passed on. A fabric the user named stays, for
+ * the next program to meet on. */
+static int run_on_own(char **prog, const char *dir, const char *fabric)
+{
+	int (*fabric_remove)(const char *);
+	int status;
+
+	prog_pid = fork();
+	if (prog_pid < 0) {
+		fprintf(stderr, ME ": fork: %s\n", strerror(errno));
+		return 127;
+	}
+	if (prog_pid == 0) {
+		execvp(prog[0], prog);
+		fprintf(stderr, ME ": %s: %s\n", prog[0], strerror(errno));
+		_exit(127);
+	}
+	/* A terminal's ^C reaches PROG itself; a signal sent to this
+	 * process is passed on. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, pass_on);
+	signal(SIGHUP, pass_on);
+	while (waitpid(prog_pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, ME ": waitpid: %s\n", strerror(errno));
+			return 127;
+		}
+	unsetenv("RDMAMOCK_FABRIC"); /* this process is not on it */
+	fabric_remove = (int (*)(const char *))tool_mock_call(dir, "rdmamock_fabric_remove");
+	fabric_remove(fabric);
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 127;
 }
 
 int main(int argc, char **argv)
@@ -145,6 +195,8 @@ int main(int argc, char **argv)
 	tool_library_path(dir);
 	if (listen_at)
 		wait_listen(dir, listen_at);
+	if (fabric == own)
+		return run_on_own(argv + optind, dir, own);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, ME ": %s: %s\n", argv[optind], strerror(errno));
 	return 127;

@@ -1,7 +1,8 @@
 /* rdmamock-sweep: a program through every fault it can meet.
  *
  *   rdmamock-sweep [--timeout S] [--jobs N] [--points GLOB] [--max-nth N] [--calls]
- *                  [--one-errno] [--known FILE] [--tap FILE] [--junit FILE] [--logs DIR]
+ *                  [--one-errno] [--once] [--known FILE] [--tap FILE] [--junit FILE]
+ *                  [--logs DIR]
  *                  [--] PROG [ARG]...
  *
  * 1. PROG runs once on a fabric of its own with RDMAMOCK_COUNT=1, and the
@@ -11,8 +12,8 @@
  *    entry points of calls), and each N up to its count (at most
  *    --max-nth), PROG runs again, its fault failing the Nth hit once
  *    (nth=N; a call once with each errno its table allows, unless
- *    --one-errno), then failing it from the Nth hit on (nth=N+), each on a
- *    fabric of its own.
+ *    --one-errno), then failing it from the Nth hit on (nth=N+; not with
+ *    --once), each on a fabric of its own.
  * 3. Each run is judged: its exit status (failing is what it should do
  *    when a call fails), a crash (a signal), a hang (still running after
  *    --timeout: its process group is killed), a sanitizer report in its
@@ -36,6 +37,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +73,7 @@ static struct {
 	const char *(*point)(int);
 	int (*fabric_remove)(const char *);
 	int (*errnos)(const char *, int *, int);
-	bool calls_only, one_errno;
+	bool calls_only, one_errno, once;
 	char **known_lines;
 	int nknown;
 } opt = { .timeout = 30, .jobs = 2, .max_nth = 3, .points = "*" };
@@ -88,7 +90,7 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: " ME " [--timeout S] [--jobs N] [--points GLOB] [--max-nth N] [--calls]\n"
-		"                      [--one-errno] [--known FILE] [--tap FILE] [--junit FILE]\n"
+		"                      [--one-errno] [--once] [--known FILE] [--tap FILE] [--junit FILE]\n"
 		"                      [--logs DIR] [--] PROG [ARG]...\n"
 		"  --timeout S    a run still going after S seconds is a hang (30)\n"
 		"  --jobs N       runs at once (2)\n"
@@ -97,7 +99,9 @@ static void usage(FILE *to)
 		"  --calls        only the entry points of calls (those with an errno table)\n"
 		"  --one-errno    fail a call's Nth hit once with its usual errno only, not\n"
 		"                 with each errno its table allows\n"
-		"  --known FILE   findings already known: lines \"POINT nth=N[+]\"\n"
+		"  --once         fail the Nth hit once only, not also from then on\n"
+		"  --known FILE   findings already known: lines \"POINT nth=N[+]\", or\n"
+		"                 \"(no fault)\" for a leak without a fault\n"
 		"  --tap FILE     TAP, a test per run\n"
 		"  --junit FILE   JUnit XML, a testcase per run: a finding is a failure, a\n"
 		"                 known one skipped\n"
@@ -153,30 +157,29 @@ static void start(struct run *r)
 {
 	char fabric[96], faults[200], **env = run_environment(r, fabric, faults);
 
+	posix_spawn_file_actions_t files;
+	posix_spawnattr_t attr;
+	int err;
+
+	/* posix_spawn, not fork: a forked child of this process would join
+	 * the counting fabric (the mock's fork handler) and hold one of its
+	 * member slots until reaped; 128 runs used them all up. */
+	posix_spawn_file_actions_init(&files);
+	posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, r->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+	posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0); /* a group of its own, killed whole */
 	r->started = now();
-	r->pid = fork();
-	if (r->pid < 0) {
-		fprintf(stderr, ME ": fork: %s\n", strerror(errno));
+	err = posix_spawnp(&r->pid, opt.prog[0], &files, &attr, opt.prog, env);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&files);
+	free(env);
+	if (err) {
+		fprintf(stderr, ME ": %s: %s\n", opt.prog[0], strerror(err));
 		exit(2);
 	}
-	if (r->pid == 0) {
-		int fd = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		static const char cannot[] = ME ": cannot run the program\n";
-
-		setpgid(0, 0);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, STDIN_FILENO);
-		execvpe(opt.prog[0], opt.prog, env);
-		(void)!write(STDERR_FILENO, cannot, sizeof cannot - 1);
-		_exit(127);
-	}
-	free(env);
-	setpgid(r->pid, r->pid);
 }
 
 /* The exit status the ledger's leak summary gives ("at exit(N)"), or -1. */
@@ -198,7 +201,8 @@ static int leak_exit_status(const char *log)
 /* A fault on a call that destroys or releases something. */
 static bool destroying_point(const char *spec)
 {
-	static const char *const calls[] = { "destroy", "dealloc", "dereg", "ack_cm_event", "free", "close" };
+	static const char *const calls[] = { "destroy", "dealloc", "dereg", "ack_cm_event", "free", "close",
+						 "detach", "leave" };
 
 	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
 		if (strstr(spec, calls[i]))
@@ -255,6 +259,13 @@ static bool finished(struct run *r)
 		r->status = leak_status;
 	}
 	r->leak = leak_status == 0 && !destroying_point(r->spec);
+	/* A strict misuse report (an MR still used by a QP, a channel still
+	 * holding ids) after a fault on a destroying call is the fault's
+	 * doing: the object the program could not release holds the other. */
+	if (r->signal == SIGABRT && destroying_point(r->spec) && said_in_log(r->log, "(RDMAMOCK_STRICT)")) {
+		r->signal = 0;
+		r->status = 128 + SIGABRT;
+	}
 	return true;
 }
 
@@ -550,6 +561,7 @@ int main(int argc, char **argv)
 		{ "known", required_argument, NULL, 'k' },   { "tap", required_argument, NULL, 'T' },
 		{ "junit", required_argument, NULL, 'J' },   { "logs", required_argument, NULL, 'l' },
 		{ "calls", no_argument, NULL, 'c' },        { "one-errno", no_argument, NULL, 'o' },
+		{ "once", no_argument, NULL, '1' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -572,6 +584,7 @@ int main(int argc, char **argv)
 		case 'l': opt.logs = optarg; break;
 		case 'c': opt.calls_only = true; break;
 		case 'o': opt.one_errno = true; break;
+		case '1': opt.once = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -613,11 +626,14 @@ int main(int argc, char **argv)
 	verdict(&count, what, sizeof what);
 	printf("%s: the first run, counting: %s\n", ME, what);
 	if (count.leak && !count.signal && !count.hang && !count.sanitizer) {
-		/* A leak without a fault is a finding too; the sweep goes on. */
-		printf("FINDING  %-52s LEAK\n         ", "(no fault)");
+		/* A leak without a fault is a finding too (known: a --known
+		 * line "(no fault)"); the sweep goes on. */
+		count.known = is_known("(no fault)");
+		printf("%-8s %-52s LEAK\n         ", count.known ? "known" : "FINDING", "(no fault)");
 		reproducer(&count, stdout);
 		printf("         output: %s\n", count.log);
-		found++;
+		found += !count.known;
+		known += count.known;
 	} else if (finding(&count) || count.status != 0) {
 		printf("%s: %s fails with no fault at all, so nothing can be judged; its output: %s\n", ME,
 		       opt.prog[0], count.log);
@@ -638,7 +654,7 @@ int main(int argc, char **argv)
 		if (nerr <= 0 || opt.one_errno)
 			nerr = 0; /* no errno=: the point's own default */
 		for (long nth = 1; nth <= hits && nth <= opt.max_nth; nth++)
-			for (int v = -1; v < (nerr ? nerr : 1); v++) {
+			for (int v = opt.once ? 0 : -1; v < (nerr ? nerr : 1); v++) {
 				char errno_word[32] = "";
 
 				if (v >= 0 && nerr)

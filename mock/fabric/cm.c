@@ -190,6 +190,28 @@ static bool id_fault(const char *point, const struct fab_id *id, const struct fa
 	return fault_any() && fault_fire(point, &where, act);
 }
 
+/* rdmamock/rdmacm/event/delay at a REP or a DREQ (the REQ's is req_fault's):
+ * the message reaches the other side ms= later (1000 unless given), by a
+ * timer of the given kind on the sender. Aimed by the connection's server
+ * address and port, and the sender's process. */
+static bool msg_delayed(struct fab_id *id, enum fab_timer_kind arrives)
+{
+	const struct sockaddr_storage *server = id->initiator ? &id->dst : &id->src;
+	struct fault_where where = {
+		.dev = id->dev ? id->dev->name : NULL,
+		.addr = (const struct sockaddr *)server,
+		.port = fab_addr_port((const struct sockaddr *)server),
+		.qpn = -1,
+		.pid = fab_owner_pid(fab_owner_of(id)),
+	};
+	struct fault_action act;
+
+	if (!fault_any() || !fault_fire("rdmamock/rdmacm/event/delay", &where, &act))
+		return false;
+	fab_timer_add(id, act.has_ms ? act.ms : 1000, arrives, 0);
+	return true;
+}
+
 /* Address resolution fails where it would succeed: ADDR_ERROR with the
  * fault's status (-ETIMEDOUT, an ARP that went unanswered, unless given);
  * the id is bound again, as addr_handler leaves it. */
@@ -774,7 +796,8 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 		id->sent.starting_psn = id->psn;
 		id->uid = uid;
 		id->cm = CM_REP_SENT;
-		deliver_rep(id, peer);
+		if (!msg_delayed(id, TIMER_REP_ARRIVES))
+			deliver_rep(id, peer);
 	} else {
 		/* The RTU. A passive side that rdma_notify established already
 		 * drops it (cm_rtu_handler). */
@@ -843,17 +866,25 @@ static void dreq_timed_out(struct fab_id *id, int unused)
 	enter_timewait(id);
 }
 
-/* ESTABLISHED -> DREQ_SENT; the peer learns of it at once. */
+/* The DREQ reaches the peer: it reads DISCONNECTED. */
+static void dreq_arrives(struct fab_id *id)
+{
+	if (id->cm == CM_DREQ_SENT && id->peer && id->peer->cm == CM_ESTABLISHED && !id->cut) {
+		id->peer->cm = CM_DREQ_RCVD;
+		disconnected(id->peer, 0);
+	}
+}
+
+/* ESTABLISHED -> DREQ_SENT; the peer learns of it at once, or after the
+ * delay of a fault at the message (msg_delayed). */
 static void send_dreq(struct fab_id *id)
 {
 	unsigned try_ms = id->initiator ? CM_TRY_MS_INITIATOR : CM_TRY_MS_RESPONDER;
 
 	id->cm = CM_DREQ_SENT;
 	fab_timer_add(id, try_ms * CM_SENDS, TIMER_DREQ, 0);
-	if (id->peer && id->peer->cm == CM_ESTABLISHED && !id->cut) {
-		id->peer->cm = CM_DREQ_RCVD;
-		disconnected(id->peer, 0);
-	}
+	if (!msg_delayed(id, TIMER_DREQ_ARRIVES))
+		dreq_arrives(id);
 }
 
 /* DREQ_RCVD -> TIMEWAIT; the side that sent the DREQ is done too. */
@@ -971,6 +1002,13 @@ void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg)
 		break;
 	case TIMER_DREQ:
 		dreq_timed_out(id, arg);
+		break;
+	case TIMER_REP_ARRIVES:
+		if (id->cm == CM_REP_SENT && id->peer)
+			deliver_rep(id, id->peer);
+		break;
+	case TIMER_DREQ_ARRIVES:
+		dreq_arrives(id);
 		break;
 	case TIMER_VERBS:
 		break; /* core.c hands these to the verbs layer */

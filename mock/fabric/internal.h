@@ -118,6 +118,8 @@ enum fab_timer_kind {
 	TIMER_SEND_REQ,    /* the REQ goes (again) */
 	TIMER_TIMEWAIT,    /* timewait is over: TIMEWAIT_EXIT */
 	TIMER_DREQ,        /* the DREQ was never answered */
+	TIMER_REP_ARRIVES, /* a delayed REP reaches the active side */
+	TIMER_DREQ_ARRIVES, /* a delayed DREQ reaches the peer */
 	TIMER_VERBS,       /* the verbs layer's (fab_timer_add_verbs) */
 };
 struct fab_timer {

@@ -28,6 +28,10 @@ struct cm_channel {
 	struct rdma_event_channel channel; /* what the caller sees: the fd */
 	struct fab_chan *fchan;
 	int nids; /* ids on it: destroying it under them is misuse */
+	/* Its own reference and one per rdma_get_cm_event inside it: it is freed
+	 * by whoever lets go of the last (cm_channel_get, cm_channel_put). */
+	int refs;
+	bool closed;
 };
 
 struct cm_id {
@@ -81,6 +85,9 @@ struct cm_event {
  * is live before anything is read. */
 struct cm_id *cm_id_of(struct rdma_cm_id *id, const char *call);
 struct cm_channel *cm_channel_of(struct rdma_event_channel *channel, const char *call);
+/* A reference for a call that waits on the channel (see cma.c). */
+struct cm_channel *cm_channel_get(struct rdma_event_channel *channel, const char *call);
+void cm_channel_put(struct cm_channel *ch);
 
 /* ucma_init: -1/ENODEV when the fabric has no devices. */
 int cm_init(void);

@@ -40,6 +40,37 @@ struct cm_channel *cm_channel_of(struct rdma_event_channel *channel, const char 
 	return ch;
 }
 
+/* A reader of the channel (rdma_get_cm_event) keeps it while it waits: a
+ * program may destroy the channel from another thread meanwhile, as rping
+ * does on its way out while its CM thread waits for an event. Upstream's
+ * reader sits in read(2) on the file, which the kernel keeps for it; the
+ * mock's keeps the channel. */
+static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct cm_channel *cm_channel_get(struct rdma_event_channel *channel, const char *call)
+{
+	struct cm_channel *ch;
+
+	pthread_mutex_lock(&channel_lock);
+	ch = cm_channel_of(channel, call);
+	ch->refs++;
+	pthread_mutex_unlock(&channel_lock);
+	return ch;
+}
+
+void cm_channel_put(struct cm_channel *ch)
+{
+	bool last;
+
+	pthread_mutex_lock(&channel_lock);
+	last = !--ch->refs;
+	pthread_mutex_unlock(&channel_lock);
+	if (last) {
+		fab_chan_close(ch->fchan);
+		free(ch);
+	}
+}
+
 /* ---------------------------------------------------------------- devices */
 
 static struct cma_device *find_device(struct ibv_device *dev)
@@ -242,6 +273,7 @@ MOCK_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 		errno = -err;
 		return NULL;
 	}
+	ch->refs = 1;
 	ledger_add(LEDGER_CHANNEL, &ch->channel, "rdma_create_event_channel");
 	ledger_note(LEDGER_CHANNEL, &ch->channel, "fd %d", ch->channel.fd);
 	return &ch->channel;
@@ -259,9 +291,11 @@ MOCK_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		ledger_misuse("rdma_destroy_event_channel",
 			      "channel %p still has %d id(s) on it; upstream closes it anyway, the kernel destroys those ids, and their next call reads the freed channel",
 			      (void *)channel, nids);
+	pthread_mutex_lock(&channel_lock);
 	ledger_del(LEDGER_CHANNEL, channel, "rdma_destroy_event_channel");
-	fab_chan_close(ch->fchan);
-	free(ch);
+	__atomic_store_n(&ch->closed, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&channel_lock);
+	cm_channel_put(ch);
 }
 
 /* ---------------------------------------------------------------- ids */

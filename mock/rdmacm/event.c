@@ -284,28 +284,34 @@ MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdm
 		return -1;
 	if (!event)
 		return mock_errno(EINVAL);
-	ch = cm_channel_of(channel, "rdma_get_cm_event");
 	evt = malloc(sizeof *evt);
 	if (!evt)
 		return mock_errno(ENOMEM);
+	ch = cm_channel_get(channel, "rdma_get_cm_event");
 	for (;;) {
 		memset(evt, 0, sizeof *evt);
-		err = fab_get_event(ch->fchan, &fe);
+		/* Destroyed by another thread while this one waited: upstream's
+		 * read would wait on; this one says EBADF and lets go of it. */
+		err = __atomic_load_n(&ch->closed, __ATOMIC_ACQUIRE) ? -EBADF :
+									fab_get_event(ch->fchan, &fe);
 		if (err == -EAGAIN) {
-			if (mock_wait_readable(channel->fd)) {
-				free(evt);
-				return -1;
-			}
-			continue;
+			if (mock_wait_readable(ch->channel.fd))
+				err = -errno;
+			else
+				continue;
 		}
-		outcome = process_event(evt, &fe);
+		outcome = err ? FAIL : process_event(evt, &fe);
 		if (outcome == FAIL) {
+			int e = err ? -err : errno;
+
 			free(evt);
-			return -1;
+			cm_channel_put(ch);
+			return mock_errno(e);
 		}
 		if (outcome == DELIVER)
 			break;
 	}
+	cm_channel_put(ch);
 	pthread_mutex_lock(&evt->owner->mut);
 	evt->next_unacked = evt->owner->unacked;
 	if (evt->next_unacked)
