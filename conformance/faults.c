@@ -474,6 +474,17 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return attr.qp_state;
 }
 
+/* q's buffer again, open to RDMA WRITEs (the fixture's MR is local only). */
+static struct ibv_mr *write_target(struct fx_qp *q)
+{
+	struct ibv_mr *mr = ibv_reg_mr(q->pd, q->buf, sizeof q->buf,
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+
+	if (!mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	return mr;
+}
+
 /* Signalled RDMA WRITEs from q's QP to its own buffer, n of them, none
  * polled. */
 static void write_to_self(struct fx_qp *q, struct ibv_mr *target, int n)
@@ -518,9 +529,7 @@ void ibv_post_send__cq_overrun(void **state)
 	if (!s.qp)
 		fail_msg("ibv_create_qp: %s", strerror(errno));
 	fx_qp_to(&s, IBV_QPS_RTS);
-	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!target)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	target = write_target(&q);
 	write_to_self(&s, target, small->cqe + 2);
 	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 2000, &ev);
 	assert_ptr_equal(ev.element.cq, small);
@@ -557,9 +566,7 @@ void ibv_post_send__fault_cq_err(void **state)
 	rc_require_mock("faults are the mock's");
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
-	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!target)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	target = write_target(&q);
 	snprintf(keys, sizeof keys, "rdmamock/ibverbs/cq_err qpn=%u nth=2", q.qp->qp_num);
 	add_for_me(keys);
 	write_to_self(&q, target, 3);
@@ -590,9 +597,7 @@ void ibv_post_send__fault_qp_fatal(void **state)
 	rc_require_mock("faults are the mock's");
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
-	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!target)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	target = write_target(&q);
 	rsge = (struct ibv_sge){ .addr = (uintptr_t)q.buf + 48, .length = 8, .lkey = q.mr->lkey };
 	FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &bad_rwr));
 	snprintf(keys, sizeof keys, "rdmamock/ibverbs/qp_fatal qpn=%u nth=2", q.qp->qp_num);
@@ -631,9 +636,7 @@ void ibv_post_send__fault_port_down(void **state)
 	fx_topology_call("rdmamock_port_set"); /* the port is every process's */
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
 	fx_qp_to(&q, IBV_QPS_RTS);
-	target = ibv_reg_mr(q.pd, q.buf, sizeof q.buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!target)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	target = write_target(&q);
 	snprintf(keys, sizeof keys, "rdmamock/ibverbs/port_down qpn=%u nth=1 ms=100", q.qp->qp_num);
 	add_for_me(keys);
 	write_to_self(&q, target, 1);

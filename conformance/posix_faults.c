@@ -51,30 +51,13 @@ static int probe_channel_open(void)
 	return 0;
 }
 
-static int probe_id_write(void)
+/* A CM call while every write fails: rdma_create_id, or rdma_get_cm_event
+ * (get_event). */
+static int probe_cm_write(bool get_event)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
+	const char *call = get_event ? "rdma_get_cm_event" : "rdma_create_id";
 	struct rdma_cm_id *id = NULL;
-	int ret;
-
-	if (!ch) {
-		printf("setup: rdma_create_event_channel errno %d\n", errno);
-		return 3;
-	}
-	on("posix/io/rw/write", EIO);
-	errno = 0;
-	ret = rdma_create_id(ch, &id, NULL, RDMA_PS_TCP);
-	fiu_disable("posix/io/rw/write");
-	printf("rdma_create_id %d errno %d\n", ret, ret ? errno : 0);
-	if (!ret)
-		rdma_destroy_id(id);
-	rdma_destroy_event_channel(ch);
-	return 0;
-}
-
-static int probe_event_write(void)
-{
-	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_event *ev;
 	int ret;
 
@@ -84,11 +67,13 @@ static int probe_event_write(void)
 	}
 	on("posix/io/rw/write", EIO);
 	errno = 0;
-	ret = rdma_get_cm_event(ch, &ev);
+	ret = get_event ? rdma_get_cm_event(ch, &ev) : rdma_create_id(ch, &id, NULL, RDMA_PS_TCP);
 	fiu_disable("posix/io/rw/write");
-	printf("rdma_get_cm_event %d errno %d\n", ret, ret ? errno : 0);
-	if (!ret)
+	printf("%s %d errno %d\n", call, ret, ret ? errno : 0);
+	if (!ret && get_event)
 		rdma_ack_cm_event(ev);
+	else if (!ret)
+		rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
 	return 0;
 }
@@ -169,9 +154,9 @@ int rc_posix_probe(const char *name)
 	if (!strcmp(name, "channel-open"))
 		return probe_channel_open();
 	if (!strcmp(name, "id-write"))
-		return probe_id_write();
+		return probe_cm_write(false);
 	if (!strcmp(name, "event-write"))
-		return probe_event_write();
+		return probe_cm_write(true);
 	if (!strcmp(name, "device-open"))
 		return probe_device_open();
 	if (!strcmp(name, "verbs-write"))
@@ -242,50 +227,39 @@ static int open_cdev_errno(int open_err)
 	return access("/dev/char", F_OK) ? ENOENT : open_err;
 }
 
-void rdma_create_event_channel__posix_open_fails(void **state)
+/* Run a probe whose call must have failed (its result: "NULL", "-1") with
+ * errno want, one its table allows. */
+static void expect_failure(const char *probe, const char *call, const char *result, int want)
 {
 	char line[512];
 	int err;
 
-	run_probe("channel-open", line, sizeof line);
-	if (!probe_result(line, "rdma_create_event_channel", "NULL", &err))
-		fail_msg("rdma_create_event_channel did not fail: %s", line);
-	RC_ASSERT_ERRNO("rdma_create_event_channel", err, open_cdev_errno(EACCES));
+	run_probe(probe, line, sizeof line);
+	if (!probe_result(line, call, result, &err))
+		fail_msg("%s did not fail: %s", call, line);
+	RC_ASSERT_ERRNO(call, err, want);
+}
+
+void rdma_create_event_channel__posix_open_fails(void **state)
+{
+	expect_failure("channel-open", "rdma_create_event_channel", "NULL", open_cdev_errno(EACCES));
 }
 
 void ibv_open_device__posix_open_fails(void **state)
 {
-	char line[512];
-	int err;
-
-	run_probe("device-open", line, sizeof line);
-	if (!probe_result(line, "ibv_open_device", "NULL", &err))
-		fail_msg("ibv_open_device did not fail: %s", line);
-	RC_ASSERT_ERRNO("ibv_open_device", err, open_cdev_errno(EACCES));
+	expect_failure("device-open", "ibv_open_device", "NULL", open_cdev_errno(EACCES));
 }
 
 /* A command written to the CM's file that the write refuses: the call
  * fails with the write's errno. */
 void rdma_create_id__posix_write_fails(void **state)
 {
-	char line[512];
-	int err;
-
-	run_probe("id-write", line, sizeof line);
-	if (!probe_result(line, "rdma_create_id", "-1", &err))
-		fail_msg("rdma_create_id did not fail: %s", line);
-	RC_ASSERT_ERRNO("rdma_create_id", err, EIO);
+	expect_failure("id-write", "rdma_create_id", "-1", EIO);
 }
 
 void rdma_get_cm_event__posix_write_fails(void **state)
 {
-	char line[512];
-	int err;
-
-	run_probe("event-write", line, sizeof line);
-	if (!probe_result(line, "rdma_get_cm_event", "-1", &err))
-		fail_msg("rdma_get_cm_event did not fail: %s", line);
-	RC_ASSERT_ERRNO("rdma_get_cm_event", err, EIO);
+	expect_failure("event-write", "rdma_get_cm_event", "-1", EIO);
 }
 
 /* libibverbs sends its commands by ioctl, which the POSIX preload does not
