@@ -705,7 +705,13 @@ void rdma_connect__fault_peer_vanishes(void **state)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	FX_VERBS_OK(ibv_post_send(fx.client->qp, &wr, &bad));
-	fx_poll_one(fx.client->send_cq, &wc);
+	/* The retries take the CM's ACK timeout times retry_count, seconds on
+	 * a loaded machine: wait for up to 30 s, not fx_poll_one's 5. */
+	for (int tries = 0; ibv_poll_cq(fx.client->send_cq, 1, &wc) == 0; tries++) {
+		if (tries == 3000)
+			fail_msg("no completion within 30 s");
+		usleep(10000);
+	}
 	assert_int_equal(wc.wr_id, 5);
 	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
 	FX_OK(rdma_disconnect(fx.client));
