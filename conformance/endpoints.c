@@ -73,7 +73,8 @@ void rdma_get_request__sync_endpoints(void **state)
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
 	struct rdma_addrinfo *passive, *active;
 	struct rdma_cm_id *client;
-	struct server s = { 0 };
+	/* Static: the server thread may outlive a failed assertion in this frame. */
+	static struct server s;
 	pthread_t thread;
 
 	fx_require_backend();
@@ -195,7 +196,7 @@ void rdma_create_ep__with_qps(void **state)
 	};
 	struct rdma_addrinfo *passive, *active;
 	struct rdma_cm_id *client;
-	struct server s = { 0 };
+	static struct server s; /* static: as in rdma_get_request__sync_endpoints */
 	pthread_t thread;
 
 	fx_require_backend();
