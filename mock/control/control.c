@@ -174,12 +174,12 @@ void mock_port_down(const char *name, const struct fault_action *act)
 
 MOCK_EXPORT int rdmamock_device_fatal(const char *name)
 {
+	struct fab_device *dev;
 	int serial = -ENODEV;
 
 	fab_lock();
-	for (struct fab_device *dev = fab.devices; name && dev; dev = dev->next) {
-		if (strcmp(dev->name, name))
-			continue;
+	dev = topology_device_locked(name);
+	if (dev) {
 		serial = dev->fatal ? -EALREADY : (int)dev->serial;
 		dev->fatal = true;
 	}
@@ -195,15 +195,12 @@ MOCK_EXPORT int rdmamock_device_fatal(const char *name)
 
 MOCK_EXPORT int rdmamock_addr_change(const char *name)
 {
-	int err = -ENODEV;
+	struct fab_device *dev;
 
 	fab_lock();
-	for (struct fab_device *dev = fab.devices; name && dev; dev = dev->next) {
-		if (!strcmp(dev->name, name)) {
-			fab_addr_change_locked(dev);
-			err = 0;
-		}
-	}
+	dev = topology_device_locked(name);
+	if (dev)
+		fab_addr_change_locked(dev);
 	fab_unlock();
-	return err;
+	return dev ? 0 : -ENODEV;
 }

@@ -228,6 +228,8 @@ int topology_device_add_addr_locked(const char *name, const char *addr);
 int topology_device_remove_locked(const char *name);
 int topology_device_set_cap_locked(const char *name, uint32_t cap, bool on);
 int topology_port_set_locked(const char *name, bool up);
+/* The device of that name, or NULL. */
+struct fab_device *topology_device_locked(const char *name);
 bool topology_port_down_locked(unsigned serial);
 const char *topology_device_name_locked(unsigned serial);
 /* The verbs layer's hook for a port that went down or came up (fabric.h). */

@@ -718,3 +718,8 @@ int fab_neighbour(const union ibv_gid *dgid)
 	fab_unlock();
 	return err;
 }
+
+struct fab_device *topology_device_locked(const char *name)
+{
+	return name ? find_in(fab.devices, name) : NULL;
+}
