@@ -1194,11 +1194,12 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 		 * XRC target. */
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND) {
 			const struct fab_conn_param *req = id->initiator ? &id->sent : &id->got;
-			const struct fab_conn_param *rep = id->initiator ? &id->got : &id->sent;
 
 			*mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 			attr->retry_cnt = req->retry_count;
-			attr->rnr_retry = rep->rnr_retry_count;
+			/* The RNR retries asked for by the other side's message:
+			 * cm_rep_handler takes the REP's, cm_req_handler the REQ's. */
+			attr->rnr_retry = id->got.rnr_retry_count;
 			attr->max_rd_atomic = initiator;
 		}
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND ||

@@ -363,8 +363,13 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 		}
 	}
 	if (carries_data_out(wr->opcode)) {
+		/* A bad lkey in what goes out: mlx5 reports a local protection
+		 * error (MLX5_CQE_SYNDROME_LOCAL_PROT_ERR); rxe moves the QP to
+		 * ERR and the request completes flushed (measured on 7.2; 6.1
+		 * gives IBV_WC_LOC_QP_OP_ERR). */
 		if (!gather(mqp, wr, buf))
-			status = IBV_WC_LOC_PROT_ERR;
+			status = mqp->personality == RDMAMOCK_MLX5 ? IBV_WC_LOC_PROT_ERR
+								    : IBV_WC_WR_FLUSH_ERR;
 		pkt.payload = buf;
 	} else {
 		status = verbs_scatter(mqp->mpd, wr->sg_list, wr->num_sge, NULL,
@@ -390,9 +395,10 @@ static void complete_send(struct mock_qp *mqp, const struct ibv_send_wr *wr,
 		.qp_num = mqp->qp.qp_num,
 	};
 
-	/* rxe marks the sender's completion of a request with immediate data
-	 * too (measured on 6.1 and 7.2); mlx5 does not. */
-	if (status == IBV_WC_SUCCESS && mqp->personality != RDMAMOCK_MLX5 &&
+	/* Both mark the sender's completion of a request with immediate data
+	 * too: rxe (rxe_comp.c make_send_cqe; measured on 6.1 and 7.2) and
+	 * mlx5 (cq.c handle_good_req, MLX5_OPCODE_SEND_IMM and _RDMA_WRITE_IMM). */
+	if (status == IBV_WC_SUCCESS &&
 	    (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM))
 		wc.wc_flags = IBV_WC_WITH_IMM;
 	verbs_cq_add(mqp->scq, &wc, mqp, true, sq_mark, false);

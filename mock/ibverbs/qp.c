@@ -585,6 +585,17 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 	return 0;
 }
 
+static uint8_t pow2_up(uint8_t n)
+{
+	uint8_t p = 1;
+
+	if (!n)
+		return 0;
+	while (p < n && p < 128)
+		p <<= 1;
+	return p;
+}
+
 static void take_attrs(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int mask)
 {
 	struct ibv_qp_attr *held = &mqp->attr;
@@ -605,6 +616,11 @@ static void take_attrs(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int 
 	TAKE(IBV_QP_SQ_PSN, sq_psn);
 	TAKE(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
 	TAKE(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+	/* Both keep the depths as powers of two, rounded up: rxe with
+	 * roundup_pow_of_two (rxe_qp_from_attr), mlx5_ib as a log2 of
+	 * fls(n - 1) that ibv_query_qp reads back as 1 << log. */
+	held->max_dest_rd_atomic = pow2_up(held->max_dest_rd_atomic);
+	held->max_rd_atomic = pow2_up(held->max_rd_atomic);
 	TAKE(IBV_QP_MIN_RNR_TIMER, min_rnr_timer);
 	TAKE(IBV_QP_TIMEOUT, timeout);
 	TAKE(IBV_QP_RETRY_CNT, retry_cnt);
@@ -693,18 +709,36 @@ MOCK_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode
  * and neither has a ConnectX-5, the mlx5 profile (mlx5 reports ECE from
  * ConnectX-6 Dx on). A set without a vendor is refused by libibverbs
  * itself. */
+/* ECE. rxe has none: libibverbs answers EOPNOTSUPP for a provider
+ * without the ops. mlx5 answers a query with its vendor id and the options
+ * the firmware agreed (mlx5_query_ece: none here), and takes a set only
+ * with its own vendor id and no comp_mask (EINVAL), from firmware that has
+ * ECE, which the mock's mlx5 device does not (EOPNOTSUPP; mlx5_set_ece). */
+#define MELLANOX_VENDOR_ID 0x15b3
+
 MOCK_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
-	verbs_qp_of(qp, "ibv_set_ece");
+	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_set_ece");
+	int err = EOPNOTSUPP;
+
 	MOCK_REQUIRE(ece, "ibv_set_ece", "ece is NULL (upstream dereferences it)");
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
+	/* libibverbs answers a vendor id of 0 itself. */
+	if (ece->vendor_id && mqp->personality == RDMAMOCK_MLX5 &&
+	    (ece->comp_mask || ece->vendor_id != MELLANOX_VENDOR_ID))
+		err = EINVAL;
+	errno = err;
+	return err;
 }
 
 MOCK_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
-	verbs_qp_of(qp, "ibv_query_ece");
+	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_query_ece");
+
 	MOCK_REQUIRE(ece, "ibv_query_ece", "ece is NULL (upstream writes it)");
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
+	if (mqp->personality != RDMAMOCK_MLX5) {
+		errno = EOPNOTSUPP;
+		return EOPNOTSUPP;
+	}
+	*ece = (struct ibv_ece){ .vendor_id = MELLANOX_VENDOR_ID };
+	return 0;
 }

@@ -131,6 +131,17 @@ static void nak_rnr(const struct mock_qp *mqp, struct fab_response *resp)
 	resp->rnr_timer = mqp->attr.min_rnr_timer;
 }
 
+/* A connected QP's message longer than its receive: mlx5 completes the
+ * receive with a local length error (MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR)
+ * and NAKs an invalid request; rxe takes it for a malformed WQE (Class A):
+ * IBV_WC_LOC_QP_OP_ERR here, a remote operation error NAK (measured on
+ * 6.1 and 7.2). */
+static bool generic_len_err(const struct mock_qp *mqp, enum ibv_wc_status status)
+{
+	return status == IBV_WC_LOC_LEN_ERR && mqp->personality != RDMAMOCK_MLX5 &&
+	       mqp->qp.qp_type != IBV_QPT_UD;
+}
+
 static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct recv_wqe *w,
 			  enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint64_t len,
 			  const struct fab_packet *pkt)
@@ -145,13 +156,18 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		.src_qp = pkt->src_qpn,
 		.sl = pkt->sl,
 	};
+	bool generic = mqp->personality != RDMAMOCK_MLX5;
 
 	if (status == IBV_WC_SUCCESS && pkt->with_imm) {
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = pkt->imm;
 	}
-	if (status == IBV_WC_SUCCESS && mqp->qp.qp_type == IBV_QPT_UD)
+	/* rxe (rxe_resp.c do_complete) marks every receive of a user QP with
+	 * IBV_WC_GRH, and gives a source QP only from a DETH (UD). */
+	if (status == IBV_WC_SUCCESS && (generic || mqp->qp.qp_type == IBV_QPT_UD))
 		wc.wc_flags |= IBV_WC_GRH;
+	if (generic && mqp->qp.qp_type != IBV_QPT_UD)
+		wc.src_qp = 0;
 	fab_free(w);
 	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited);
 }
@@ -216,6 +232,11 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 			status = IBV_WC_LOC_QP_OP_ERR;
 	} else {
 		status = verbs_scatter(mpd, w->sge, w->num_sge, pkt->payload, len);
+	}
+	if (generic_len_err(mqp, status)) {
+		complete_recv(mqp, msrq, w, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RECV, len, pkt);
+		responder_error(mqp, resp, FAB_NAK_OP);
+		return;
 	}
 	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt);
 	if (status == IBV_WC_LOC_LEN_ERR || status == IBV_WC_LOC_QP_OP_ERR)

@@ -156,8 +156,9 @@ static int init_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
 
 /* init_ece: what the QP's device says of ECE becomes what this side
  * offers; a QP made for a request answers with the peer's vendor (or ours,
- * without options, when they differ). Neither mock device has ECE, so
- * libibverbs' EOPNOTSUPP is taken as none, as upstream takes it. */
+ * without options, when they differ). The generic device has no ECE
+ * (EOPNOTSUPP, taken as none, as upstream takes it); the mlx5 one offers
+ * its vendor id with no options and cannot set any (EOPNOTSUPP again). */
 static int init_ece(struct cm_id *cid, struct ibv_qp *qp)
 {
 	struct ibv_ece ece = { 0 };
