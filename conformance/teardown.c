@@ -1,0 +1,134 @@
+/* API covered: the end of a connection: which QP is in which state, and
+ * which side flushes what and when, for each order of rdma_disconnect, for
+ * rdma_destroy_id without a disconnect, and with work outstanding.
+ * librdmacm moves a QP to ERR only in the calls of its own side
+ * (rdma_disconnect; REJECTED); the kernel's CM never touches a user QP, so
+ * DISCONNECTED leaves the QP where it was. */
+#include <string.h>
+
+#include "link.h"
+#include "qp.h"
+
+#define WAIT_MS 5000
+
+static void flushes(struct fx_fields *f, struct fx_end *e, uint64_t first, int n)
+{
+	struct ibv_wc wc;
+
+	for (int i = 0; i < n; i++) {
+		fx_wc(e->id->recv_cq, &wc);
+		FX_FIELD(f, wc.status, IBV_WC_WR_FLUSH_ERR);
+		FX_FIELD(f, wc.wr_id, first + i);
+	}
+}
+
+/* One side disconnects first: its QP goes to ERR in the call and its
+ * receives flush; the other reads DISCONNECTED with its QP still in RTS and
+ * its receives posted, until it calls rdma_disconnect too. */
+static void one_side_first(struct fx_end *first, struct fx_end *second,
+			   struct rdma_event_channel *first_ch, struct rdma_event_channel *second_ch)
+{
+	struct fx_fields f = { 0 };
+
+	fx_post_recv(first, 1, 0, 64);
+	fx_post_recv(second, 11, 0, 64);
+	fx_post_recv(second, 12, 64, 64);
+	FX_OK(rdma_disconnect(first->id));
+	FX_FIELD(&f, fx_qp_state(first->id->qp), IBV_QPS_ERR);
+	flushes(&f, first, 1, 1);
+	fx_expect_ack(second_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	FX_FIELD(&f, fx_qp_state(second->id->qp), IBV_QPS_RTS);
+	fx_cq_quiet(second->id->recv_cq, 100);
+	FX_OK(rdma_disconnect(second->id));
+	FX_FIELD(&f, fx_qp_state(second->id->qp), IBV_QPS_ERR);
+	flushes(&f, second, 11, 2);
+	fx_expect_ack(first_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	fx_fields_done(&f);
+}
+
+void rdma_disconnect__active_first(void **state)
+{
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	one_side_first(&l.c, &l.s, l.client_ch, l.server_ch);
+	fx_link_release(&l);
+}
+
+void rdma_disconnect__passive_first(void **state)
+{
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	one_side_first(&l.s, &l.c, l.server_ch, l.client_ch);
+	fx_link_release(&l);
+}
+
+/* Both disconnect before reading anything: each QP to ERR in its own call,
+ * and each side reads one DISCONNECTED. */
+void rdma_disconnect__both_at_once(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	FX_OK(rdma_disconnect(l.c.id));
+	FX_OK(rdma_disconnect(l.s.id));
+	FX_FIELD(&f, fx_qp_state(l.c.id->qp), IBV_QPS_ERR);
+	FX_FIELD(&f, fx_qp_state(l.s.id->qp), IBV_QPS_ERR);
+	fx_expect_ack(l.client_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	FX_FIELD(&f, fx_quiet(l.client_ch, 200), 1);
+	FX_FIELD(&f, fx_quiet(l.server_ch, 200), 1);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* The active side destroys its QP and id without disconnecting: the
+ * destroy sends the DREQ, and the passive side reads DISCONNECTED with its
+ * QP in RTS and its receive still posted. */
+void rdma_destroy_id__connected(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	fx_post_recv(&l.s, 21, 0, 64);
+	FX_VERBS_OK(ibv_dereg_mr(l.c.mr));
+	l.c.mr = NULL;
+	rdma_destroy_qp(l.c.id);
+	FX_OK(rdma_destroy_id(l.c.id));
+	l.c.id = NULL;
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	FX_FIELD(&f, fx_qp_state(l.s.id->qp), IBV_QPS_RTS);
+	fx_cq_quiet(l.s.id->recv_cq, 100);
+	FX_OK(rdma_disconnect(l.s.id));
+	flushes(&f, &l.s, 21, 1);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* A SEND the peer cannot take yet (no receive: RNR, retried for ever) is
+ * outstanding when its side disconnects: it completes flushed, with the
+ * receives behind it, and nothing arrives at the peer. */
+void rdma_disconnect__work_outstanding(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct ibv_wc wc;
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	fx_post_recv(&l.c, 31, 0, 64);
+	fx_post_send(&l.c, &l.s, 32, IBV_WR_SEND, 64, 64, 0);
+	fx_cq_quiet(l.c.id->send_cq, 50);
+	FX_OK(rdma_disconnect(l.c.id));
+	fx_wc(l.c.id->send_cq, &wc);
+	FX_FIELD(&f, wc.status, IBV_WC_WR_FLUSH_ERR);
+	FX_FIELD(&f, wc.wr_id, 32);
+	flushes(&f, &l.c, 31, 1);
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	fx_post_recv(&l.s, 33, 0, 64);
+	fx_cq_quiet(l.s.id->recv_cq, 100);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
