@@ -177,7 +177,8 @@ SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures -Imock/control $(
 RUNNER_SRC := conformance/runner.c conformance/report.c conformance/backend.c
 TEST_SRC   := $(filter-out $(RUNNER_SRC),$(wildcard conformance/*.c)) \
               $(wildcard fixtures/*.c)
-suite_objs  = $(patsubst %.c,$(SUITEOBJ)/%.o,$(RUNNER_SRC) $(TEST_SRC)) $(SUITEOBJ)/errno-table.o
+suite_objs  = $(patsubst %.c,$(SUITEOBJ)/%.o,$(RUNNER_SRC) $(TEST_SRC)) $(SUITEOBJ)/errno-table.o \
+              $(SUITEOBJ)/impl-calls.o
 SUITE_LIBS := $(CMOCKA_LIBS) $(FIU_LIBS) -ldl
 
 $(SUITEOBJ)/%.o: %.c $(STAMP) $(CONFIG_H)
@@ -187,6 +188,18 @@ $(SUITEOBJ)/%.o: %.c $(STAMP) $(CONFIG_H)
 
 # The suite checks the errnos it sees against the mock's tables, on either
 # backend.
+# The calls the mock implements, for the matrix's coverage line.
+CALL_TABLES := $(wildcard mock/*/*.calls)
+$(ABI_DIR)/impl-calls.c: mock/abi/impl-calls.sh $(CALL_TABLES)
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)sh $< $(CALL_TABLES) >$@
+
+$(SUITEOBJ)/impl-calls.o: $(ABI_DIR)/impl-calls.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
 $(SUITEOBJ)/errno-table.o: $(ABI_DIR)/errno-table.c mock/control/errnos.h $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)

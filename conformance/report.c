@@ -603,6 +603,40 @@ static void print_comparison(const struct comparison *cmp)
 	}
 }
 
+/* The calls the mock implements (generated from mock/LIB/LIB.calls); weak:
+ * the runner's self-test has none and its matrix no coverage line. */
+extern const char *const rc_impl_calls[] __attribute__((weak));
+
+static int clauses_of(const char *call)
+{
+	int n = 0;
+
+	for (int i = 0; i < CL__COUNT; i++)
+		n += !strcmp(rc_clauses[i].function, call);
+	return n;
+}
+
+/* How many implemented calls have a clause, and how many each has. */
+static void matrix_coverage(FILE *f)
+{
+	int calls = 0, covered = 0, clauses = 0;
+
+	if (!rc_impl_calls)
+		return;
+	for (const char *const *c = rc_impl_calls; *c; c++) {
+		int n = clauses_of(*c);
+
+		calls++;
+		covered += n > 0;
+		clauses += n;
+	}
+	fprintf(f, "\n## Coverage\n\n%d of the mock's %d implemented calls have at least one "
+		   "clause (%d clauses on them, of %d in all).\n\n| Call | Clauses |\n|---|---|\n",
+		covered, calls, clauses, CL__COUNT);
+	for (const char *const *c = rc_impl_calls; *c; c++)
+		fprintf(f, "| %s | %d |\n", *c, clauses_of(*c));
+}
+
 static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols,
 			 const struct comparison *cmp)
 {
@@ -631,6 +665,7 @@ static void matrix_write(FILE *f, const struct column_data *cols, size_t ncols,
 		matrix_row(f, i, cols, ncols);
 	if (cmp)
 		matrix_comparison(f, cmp);
+	matrix_coverage(f);
 	matrix_divergences(f);
 }
 
