@@ -705,15 +705,13 @@ MOCK_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode
 	return 0;
 }
 
-/* Enhanced Connection Establishment: rxe has none (libibverbs' dummy op),
- * and neither has a ConnectX-5, the mlx5 profile (mlx5 reports ECE from
- * ConnectX-6 Dx on). A set without a vendor is refused by libibverbs
- * itself. */
-/* ECE. rxe has none: libibverbs answers EOPNOTSUPP for a provider
- * without the ops. mlx5 answers a query with its vendor id and the options
- * the firmware agreed (mlx5_query_ece: none here), and takes a set only
- * with its own vendor id and no comp_mask (EINVAL), from firmware that has
- * ECE, which the mock's mlx5 device does not (EOPNOTSUPP; mlx5_set_ece). */
+/* Enhanced Connection Establishment. rxe has none: libibverbs answers
+ * EOPNOTSUPP for a provider without the ops. mlx5 answers a query with its
+ * vendor id and the options the firmware agreed (mlx5_query_ece: none
+ * here), and takes a set only with its own vendor id and no comp_mask
+ * (EINVAL), from firmware with ECE, which a ConnectX-5, the mlx5 profile,
+ * lacks (EOPNOTSUPP; ECE came with ConnectX-6 Dx). A set without a vendor
+ * is refused by libibverbs itself. */
 #define MELLANOX_VENDOR_ID 0x15b3
 
 MOCK_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
