@@ -1258,8 +1258,9 @@ int fab_resolve_ib_service(struct fab_id *id)
 
 /* ib_cm_notify: COMM_EST, a passive side that got data before the RTU,
  * establishes its connection now (cm_establish): ESTABLISHED follows and
- * the RTU, when it comes, is dropped. LID_CHANGE and PATH_MIG are taken;
- * any other event is -EINVAL, as is an id with no CM exchange. */
+ * the RTU, when it comes, is dropped. PATH_MIG is taken on an established
+ * connection (cm_migrate); any other event is -EINVAL, as is an id with no
+ * CM exchange (kernel cma.c rdma_notify). */
 int fab_notify(struct fab_id *id, enum ibv_event_type event)
 {
 	int err = 0;
@@ -1276,8 +1277,13 @@ int fab_notify(struct fab_id *id, enum ibv_event_type event)
 			id->cm = CM_ESTABLISHED;
 			fab_queue_event(id, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
 		}
-	} else if (event != IBV_EVENT_LID_CHANGE && event != IBV_EVENT_PATH_MIG) {
-		err = -EINVAL;
+	} else if (event == IBV_EVENT_PATH_MIG) {
+		/* The mock has no alternate path to move to: the
+		 * connection goes on as it was. */
+		if (id->cm != CM_ESTABLISHED)
+			err = -EINVAL;
+	} else {
+		err = -EINVAL; /* ib_cm_notify takes no other event */
 	}
 	fab_unlock();
 	return err;
