@@ -171,7 +171,8 @@ struct mock_qp *verbs_qp_of(struct ibv_qp *qp, const char *call)
 #define SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 		  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-#define CREATE_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+#define CREATE_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS | \
+		     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 /* What each QP type can post (as rxe and mlx5 take them, less memory
  * windows and invalidation, which the mock does not model). */
@@ -205,8 +206,13 @@ static int check_init_attr(const struct ibv_qp_init_attr_ex *init, const struct 
 			 init->comp_mask);
 		return EOPNOTSUPP;
 	}
-	if (init->create_flags)
-		return EINVAL;
+	/* rxe takes no create flag (check_qp_init_attr: EOPNOTSUPP); the mlx5
+	 * ones (scatter FCS, VLAN stripping, ...) are not modelled. */
+	if ((init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && init->create_flags) {
+		mock_log("ibv_create_qp_ex: create_flags 0x%x are not modelled by the mock",
+			 init->create_flags);
+		return EOPNOTSUPP;
+	}
 	if (xrc && !p->xrc)
 		return EOPNOTSUPP; /* rxe has no XRC */
 	if (type == IBV_QPT_XRC_RECV) {
@@ -338,7 +344,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	pthread_mutex_init(&mqp->qp.mutex, NULL);
 	pthread_cond_init(&mqp->qp.cond, NULL);
 	if (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		mqp->extended = true;
+		mqp->extended = mqp->ex_view = true;
 		mqp->send_ops_flags = init->send_ops_flags;
 		verbs_qp_ex_init(mqp);
 	}
@@ -384,22 +390,34 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 /* verbs_context's create_qp_ex, behind the header's ibv_create_qp_ex. */
 struct ibv_qp *verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
+	struct mock_qp *mqp;
+	struct ibv_qp *qp;
+
 	LEDGER_CALL("ibv_create_qp_ex");
 
 	verbs_context_of(context, "ibv_create_qp_ex");
 	if (mock_fault(FAULT_NAME(LIB, "ibv_create_qp_ex"), &errno))
 		return NULL;
 	MOCK_REQUIRE(attr, "ibv_create_qp_ex", "qp_init_attr_ex is NULL (upstream dereferences it)");
-	return create_qp(context, attr);
+	qp = create_qp(context, attr);
+	mqp = qp ? verbs_qp_of(qp, "ibv_create_qp_ex") : NULL;
+	/* rxe_create_qp_ex marks every QP it makes extended (VERBS_QP_EX),
+	 * mlx5_create_qp_ex only those with send_ops_flags. Without them
+	 * rxe leaves the ibv_wr_* calls unset; here they abort, named. */
+	if (mqp && !mqp->ex_view && mqp->personality != RDMAMOCK_MLX5) {
+		mqp->ex_view = true;
+		verbs_qp_ex_init(mqp);
+	}
+	return qp;
 }
 
-/* The extended view of a QP created with send_ops_flags; NULL (errno
- * untouched) for any other, as libibverbs answers. */
+/* The extended view of a QP that has one (libibverbs: VERBS_QP_EX); NULL
+ * (errno untouched) for any other. */
 MOCK_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_qp_to_qp_ex");
 
-	return mqp->extended ? &mqp->qpx : NULL;
+	return mqp->ex_view ? &mqp->qpx : NULL;
 }
 
 /* Like mlx5, a QP that goes (to RESET or away) takes its unpolled

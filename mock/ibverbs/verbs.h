@@ -254,6 +254,7 @@ struct mock_qp {
 	struct recv_queue rq;
 	uint64_t sq_posted, sq_freed; /* send-queue occupancy is the difference */
 	bool extended;              /* created with send_ops_flags: ibv_wr_* work */
+	bool ex_view;               /* ibv_qp_to_qp_ex answers it */
 	uint64_t send_ops_flags;
 	struct send_batch *batch;   /* between ibv_wr_start and _complete */
 	uint32_t async_reported;    /* its asynchronous events read */
