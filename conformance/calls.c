@@ -593,3 +593,86 @@ static void verbs_ece(bool set)
 
 void ibv_query_ece__by_device(void **state) { verbs_ece(false); }
 void ibv_set_ece__by_device(void **state) { verbs_ece(true); }
+
+/* ---------------------------------------------------------------- rdma_notify */
+
+static void notify_refused(struct rdma_cm_id *id, enum ibv_event_type event, int err)
+{
+	errno = 0;
+	assert_int_equal(rdma_notify(id, event), -1);
+	RC_ASSERT_ERRNO("rdma_notify", errno, err);
+}
+
+/* An id with no connection has no IB CM id to tell (kernel cma.c
+ * rdma_notify): -1, errno EINVAL. */
+void rdma_notify__no_connection(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct rdma_cm_id *id;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	notify_refused(id, IBV_EVENT_COMM_EST, EINVAL);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/* The passive side accepted; the active side has not read its event, so
+ * no RTU was sent. COMM_EST (a message arrived first, as a program learns
+ * from IBV_EVENT_COMM_EST) establishes the passive side at once (ib_cm
+ * cm_establish); the RTU that follows changes nothing; and COMM_EST on an
+ * established connection is refused, EISCONN. */
+void rdma_notify__comm_est_before_rtu(void **state)
+{
+	struct rdma_cm_event *ev;
+	struct fx_link l;
+
+	fx_link_request(&l, fx_addr(AF_INET), NULL);
+	FX_OK(rdma_accept(l.s.id, NULL));
+	FX_OK(rdma_ack_cm_event(l.request));
+	l.request = NULL;
+	FX_OK(rdma_notify(l.s.id, IBV_EVENT_COMM_EST));
+	ev = fx_expect(l.server_ch, RDMA_CM_EVENT_ESTABLISHED, 5000);
+	assert_ptr_equal(ev->id, l.s.id);
+	assert_int_equal(ev->status, 0);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_expect_ack(l.client_ch, RDMA_CM_EVENT_ESTABLISHED, 5000);
+	assert_true(fx_quiet(l.server_ch, 200));
+	notify_refused(l.s.id, IBV_EVENT_COMM_EST, EISCONN);
+	notify_refused(l.c.id, IBV_EVENT_COMM_EST, EISCONN);
+	fx_link_release(&l);
+}
+
+/* The IB CM takes COMM_EST and PATH_MIG only (ib_cm_notify): any other
+ * event is refused, EINVAL, even on an established connection. */
+void rdma_notify__other_event(void **state)
+{
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	notify_refused(l.c.id, IBV_EVENT_LID_CHANGE, EINVAL);
+	notify_refused(l.s.id, IBV_EVENT_SQ_DRAINED, EINVAL);
+	fx_link_release(&l);
+}
+
+/* ---------------------------------------------------------------- data placement */
+
+/* Whether a QP's RDMA WRITE data lands in order: 1 or 0 (rdma-core 44's
+ * verbs.h), and 0 for a QP not in RTS (mlx5_query_qp_data_in_order asks
+ * the firmware only for an RTS QP; rxe has no such query, and
+ * libibverbs' default answers 0). */
+void ibv_query_qp_data_in_order__answers(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+	struct fx_qp q;
+	int in_order;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	FX_FIELD(&f, ibv_query_qp_data_in_order(q.qp, IBV_WR_RDMA_WRITE, 0), 0);
+	fx_qp_release(&q);
+	fx_link_up(&l, NULL, NULL);
+	in_order = ibv_query_qp_data_in_order(l.c.id->qp, IBV_WR_RDMA_WRITE, 0);
+	FX_FIELD(&f, in_order == 0 || in_order == 1, 1);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}

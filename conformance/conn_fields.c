@@ -191,6 +191,121 @@ void rdma_get_cm_event__rejected_fields(void **state)
 	fx_link_release(&l);
 }
 
+/* The events before a connection: ADDR_RESOLVED and ROUTE_RESOLVED carry
+ * no parameters (librdmacm clears the event; the kernel's is empty). */
+void rdma_get_cm_event__resolution_fields(void **state)
+{
+	static const enum rdma_cm_event_type types[] = { RDMA_CM_EVENT_ADDR_RESOLVED,
+							 RDMA_CM_EVENT_ROUTE_RESOLVED };
+	struct rdma_event_channel *ch = fx_channel();
+	struct fx_fields f = { 0 };
+	struct sockaddr_storage sa;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 2000));
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		if (i)
+			FX_OK(rdma_resolve_route(id, 2000));
+		ev = fx_expect(ch, types[i], 5000);
+		FX_FIELD(&f, ev->id == id, 1);
+		no_conn_param(&f, ev);
+		FX_OK(rdma_ack_cm_event(ev));
+	}
+	fx_fields_done(&f);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/* TIMEWAIT_EXIT on each side once both have disconnected: no parameters. */
+void rdma_get_cm_event__timewait_exit_fields(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct rdma_cm_event *ev;
+	struct fx_link l;
+
+	fx_link_up(&l, &cparam, &sparam);
+	FX_OK(rdma_disconnect(l.c.id));
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, 5000);
+	FX_OK(rdma_disconnect(l.s.id));
+	fx_expect_ack(l.client_ch, RDMA_CM_EVENT_DISCONNECTED, 5000);
+	ev = fx_expect(l.client_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 5000);
+	FX_FIELD(&f, ev->id == l.c.id, 1);
+	no_conn_param(&f, ev);
+	FX_OK(rdma_ack_cm_event(ev));
+	ev = fx_expect(l.server_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 5000);
+	FX_FIELD(&f, ev->id == l.s.id, 1);
+	no_conn_param(&f, ev);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* Without QPs the active side reads CONNECT_RESPONSE: the REP's fields as
+ * ESTABLISHED has them with a QP, the QP number the passive side gave in
+ * its conn_param. Each side names a QP number of its own, so the IB CM
+ * does not take the REP for a stale connection's (as it does when both
+ * are 0 on one device). */
+void rdma_get_cm_event__connect_response_fields(void **state)
+{
+	struct rdma_conn_param c = cparam, s = sparam;
+	struct rdma_event_channel *cch, *sch;
+	struct rdma_cm_id *listener, *client, *server;
+	struct fx_fields f = { 0 };
+	struct sockaddr_storage sa;
+	struct rdma_cm_event *ev;
+	const struct rdma_conn_param *p;
+
+	fx_need_local_passive();
+	c.qp_num = 0x1234;
+	s.qp_num = 0x5678;
+	cch = fx_channel();
+	sch = fx_channel();
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
+	FX_OK(rdma_create_id(sch, &listener, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_bind_addr(listener, (struct sockaddr *)&sa));
+	FX_OK(rdma_listen(listener, 4));
+	FX_OK(rdma_create_id(cch, &client, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(client, NULL, (struct sockaddr *)&sa, 2000));
+	fx_expect_ack(cch, RDMA_CM_EVENT_ADDR_RESOLVED, 5000);
+	FX_OK(rdma_resolve_route(client, 2000));
+	fx_expect_ack(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000);
+	FX_OK(rdma_connect(client, &c));
+	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, 5000);
+	FX_FIELD(&f, ev->param.conn.qp_num, c.qp_num);
+	server = ev->id;
+	FX_OK(rdma_accept(server, &s));
+	FX_OK(rdma_ack_cm_event(ev));
+	ev = fx_expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE, 5000);
+	p = &ev->param.conn;
+	FX_FIELD(&f, ev->status, 0);
+	FX_FIELD(&f, ev->id == client, 1);
+	FX_FIELD(&f, ev->listen_id == NULL, 1);
+	FX_FIELD(&f, p->private_data_len, REP_DATA);
+	data_field(&f, "private_data", p, rep_data, sizeof rep_data, REP_DATA);
+	FX_FIELD(&f, p->responder_resources, s.initiator_depth);
+	FX_FIELD(&f, p->initiator_depth, s.responder_resources);
+	FX_FIELD(&f, p->flow_control, 1);
+	FX_FIELD(&f, p->retry_count, 0);
+	FX_FIELD(&f, p->rnr_retry_count, s.rnr_retry_count);
+	FX_FIELD(&f, p->srq, 0);
+	FX_FIELD(&f, p->qp_num, s.qp_num);
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_establish(client));
+	ev = fx_expect(sch, RDMA_CM_EVENT_ESTABLISHED, 5000);
+	FX_FIELD(&f, ev->id == server, 1);
+	no_conn_param(&f, ev);
+	FX_OK(rdma_ack_cm_event(ev));
+	fx_fields_done(&f);
+	FX_OK(rdma_destroy_id(server));
+	FX_OK(rdma_destroy_id(client));
+	FX_OK(rdma_destroy_id(listener));
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(sch);
+}
+
 /* ---------------------------------------------------------------- QP attributes */
 
 /* Kernels from 6.2 add the flush rights where the device can flush

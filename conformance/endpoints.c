@@ -222,3 +222,26 @@ void rdma_create_ep__with_qps(void **state)
 	rdma_freeaddrinfo(passive);
 	rdma_freeaddrinfo(active);
 }
+
+/* rdma_free_devices frees the array only: librdmacm keeps its devices open
+ * while it is loaded, so a context from a freed list still answers, and
+ * the next rdma_get_devices lists the same contexts. */
+void rdma_free_devices__contexts_stay_open(void **state)
+{
+	struct ibv_device_attr attr;
+	struct ibv_context **list, *first;
+	int n = -1, again = -1;
+
+	fx_require_backend();
+	list = rdma_get_devices(&n);
+	assert_non_null(list);
+	assert_true(n > 0);
+	first = list[0];
+	rdma_free_devices(list);
+	assert_int_equal(ibv_query_device(first, &attr), 0);
+	list = rdma_get_devices(&again);
+	assert_non_null(list);
+	assert_int_equal(again, n);
+	assert_ptr_equal(list[0], first);
+	rdma_free_devices(list);
+}

@@ -186,6 +186,26 @@ void rdma_join_multicast__member_receives(void **state)
 	member_release(&a);
 }
 
+/* A member's QP detached by hand receives nothing more of the group, while
+ * the sender's own attached QP still does; a second detach finds no
+ * attachment (kernel uverbs_cmd.c ib_uverbs_detach_mcast: EINVAL). */
+void ibv_detach_mcast__stops_delivery(void **state)
+{
+	struct member a, b;
+
+	member_open_joined(&a, GROUP, RESOLVED | WITH_QP);
+	member_open_joined(&b, GROUP, BOUND | WITH_QP);
+	FX_VERBS_OK(ibv_detach_mcast(b.id->qp, &b.joined.ah_attr.grh.dgid, b.joined.ah_attr.dlid));
+	FX_UDP_OK(fx_udp_send(&a.ep, 1, LEN, false));
+	assert_received(&a, &a, 1);
+	assert_true(fx_udp_quiet(&b.ep, QUIET_MS));
+	RC_ASSERT_ERRNO("ibv_detach_mcast",
+			ibv_detach_mcast(b.id->qp, &b.joined.ah_attr.grh.dgid, b.joined.ah_attr.dlid),
+			EINVAL);
+	member_release(&b);
+	member_release(&a);
+}
+
 void rdma_join_multicast__loopback_to_sender(void **state)
 {
 	struct member a;

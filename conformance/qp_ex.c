@@ -3,12 +3,16 @@
  * ibv_wr_rdma_write, ibv_wr_set_sge, ibv_wr_set_sge_list,
  * ibv_wr_set_inline_data, ibv_wr_complete, ibv_wr_abort. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
+
+#include <infiniband/mlx5dv.h>
 
 #include "fixtures.h"
 #include "qp.h"
 
 #define OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE)
+#define RXE_VENDOR_ID 0xffffff /* kernel rxe_param.h */
 
 /* fx_qp_create's resources under an RC QP from ibv_create_qp_ex with
  * send_ops_flags, connected to itself in RTS; data is a second buffer
@@ -28,7 +32,7 @@ static struct ibv_qp *create_ex(struct fx_qp *q, uint64_t ops)
 		.recv_cq = q->cq,
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2, .max_recv_sge = 1,
 			 .max_inline_data = 64 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | (ops ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
 		.pd = q->pd,
 		.send_ops_flags = ops,
 	};
@@ -121,6 +125,81 @@ void ibv_qp_to_qp_ex__created_with_send_ops(void **state)
 	assert_ptr_equal(&x.qpx->qp_base, x.q.qp);
 	assert_int_equal(x.q.qp->state, IBV_QPS_RESET);
 	fx_qp_release(&x.q);
+}
+
+/* The provider's ibv_create_qp_ex without send_ops_flags: whether the QP
+ * has an extended view is the provider's answer. rxe_create_qp_ex marks
+ * every QP it makes (VERBS_QP_EX), mlx5_create_qp_ex only those with
+ * send_ops_flags. Every rxe and mlx5 device is checked (the mock has one
+ * of each); any other provider is not judged. */
+static bool extended_without_ops(struct ibv_device *dev, bool *judged)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+	struct ibv_qp_init_attr_ex init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		/* With IBV_QP_INIT_ATTR_PD alone the header's ibv_create_qp_ex
+		 * calls ibv_create_qp; create_flags 0 takes the provider's
+		 * create_qp_ex. */
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+	};
+	struct ibv_device_attr attr;
+	struct ibv_qp_ex *qpx;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	bool rxe, mlx5, ok;
+
+	if (!ctx)
+		fail_msg("ibv_open_device(%s): %s", ibv_get_device_name(dev), strerror(errno));
+	FX_VERBS_OK(ibv_query_device(ctx, &attr));
+	rxe = attr.vendor_id == RXE_VENDOR_ID;
+	mlx5 = mlx5dv_is_supported(dev);
+	*judged = rxe || mlx5;
+	if (!*judged) {
+		FX_VERBS_OK(ibv_close_device(ctx));
+		return true;
+	}
+	init.pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 2, NULL, NULL, 0);
+	if (!init.pd || !cq)
+		fail_msg("ibv_alloc_pd or ibv_create_cq on %s: %s", ibv_get_device_name(dev),
+			 strerror(errno));
+	init.send_cq = init.recv_cq = cq;
+	qp = ibv_create_qp_ex(ctx, &init);
+	if (!qp)
+		fail_msg("ibv_create_qp_ex(RC, no send_ops_flags) on %s: %s", ibv_get_device_name(dev),
+			 strerror(errno));
+	qpx = ibv_qp_to_qp_ex(qp);
+	ok = mlx5 ? qpx == NULL : qpx && &qpx->qp_base == qp;
+	if (!ok)
+		print_message("%s (%s): ibv_qp_to_qp_ex gave %p\n", ibv_get_device_name(dev),
+			      mlx5 ? "mlx5: NULL expected" : "rxe: the QP expected", (void *)qpx);
+	FX_VERBS_OK(ibv_destroy_qp(qp));
+	FX_VERBS_OK(ibv_destroy_cq(cq));
+	FX_VERBS_OK(ibv_dealloc_pd(init.pd));
+	FX_VERBS_OK(ibv_close_device(ctx));
+	return ok;
+}
+
+void ibv_qp_to_qp_ex__created_without_send_ops(void **state)
+{
+	struct ibv_device **list;
+	int n = 0, judged = 0, bad = 0;
+
+	fx_require_backend();
+	list = ibv_get_device_list(&n);
+	if (!list)
+		fail_msg("ibv_get_device_list: %s", strerror(errno));
+	for (int i = 0; i < n; i++) {
+		bool was_judged;
+
+		bad += !extended_without_ops(list[i], &was_judged);
+		judged += was_judged;
+	}
+	ibv_free_device_list(list);
+	if (!judged)
+		RC_SKIP("no rxe or mlx5 device: the provider decides");
+	assert_int_equal(bad, 0);
 }
 
 void ibv_create_qp_ex__unsupported_send_ops(void **state)

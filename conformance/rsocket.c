@@ -114,6 +114,51 @@ void rclose__releases_descriptor(void **state)
 	RC_ASSERT_ERRNO("rbind", errno, EBADF);
 }
 
+/* rbind binds the rsocket's CM id (rdma_bind_addr): an address another
+ * rsocket listens on is refused, EADDRINUSE; port 0 takes a free port,
+ * which rgetsockname reports. */
+void rbind__address_in_use(void **state)
+{
+	int listener = fx_rs_listen(AF_INET, fx_port());
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+	struct sockaddr_storage addr, name;
+	socklen_t len = sizeof name;
+
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	errno = 0;
+	assert_int_equal(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	RC_ASSERT_ERRNO("rbind", errno, EADDRINUSE);
+	fx_rs_addr(AF_INET, 0, &addr);
+	FX_RS_OK(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	FX_RS_OK(rgetsockname(fd, (struct sockaddr *)&name, &len));
+	assert_int_not_equal(fx_sockaddr_port((struct sockaddr *)&name), 0);
+	assert_int_not_equal(ntohs(fx_sockaddr_port((struct sockaddr *)&name)), fx_port());
+	assert_int_equal(rclose(fd), 0);
+	assert_int_equal(rclose(listener), 0);
+}
+
+/* rlisten on a socket that listens already returns 0 and changes
+ * nothing (upstream's rlisten: rs_listening returns at once); a client
+ * still connects. */
+void rlisten__twice(void **state)
+{
+	int listener = fx_rs_listen(AF_INET, fx_port());
+	struct sockaddr_storage addr;
+	int client, server;
+
+	assert_int_equal(rlisten(listener, 8), 0);
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	client = fx_rsocket(AF_INET, SOCK_STREAM);
+	FX_RS_OK(rconnect(client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(fx_rs_poll(listener, POLLIN, 5000), POLLIN);
+	server = raccept(listener, NULL, NULL);
+	if (server < 0)
+		fail_msg("raccept: %s", strerror(errno));
+	rclose(server);
+	rclose(client);
+	rclose(listener);
+}
+
 /* ---------------------------------------------------------------- connect, accept */
 
 void raccept__not_listening(void **state)
@@ -442,6 +487,24 @@ void rwritev__gathers(void **state)
 	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
 	assert_int_equal(rread(pair.server, buf, 6), 6);
 	assert_memory_equal(buf, "abcdef", 6);
+	fx_rs_close(&pair);
+}
+
+/* read(2) and write(2) on a stream: rwrite sends all 8 bytes; rread
+ * returns at most what it is asked for and keeps the rest, in order, for
+ * the next call. */
+void rread__partial(void **state)
+{
+	struct fx_rs_pair pair;
+	char buf[16];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rwrite(pair.client, "abcdefgh", 8), 8);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rread(pair.server, buf, 3), 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_int_equal(rread(pair.server, buf, sizeof buf), 5);
+	assert_memory_equal(buf, "defgh", 5);
 	fx_rs_close(&pair);
 }
 

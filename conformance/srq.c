@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "qp.h"
@@ -314,6 +315,44 @@ void ibv_modify_srq__limit_event(void **state)
 		assert_int_equal(attr.srq_limit, 0);
 	}
 	release_with_srq(&q, srq);
+}
+
+static void *ack_async_later(void *event)
+{
+	usleep(300 * 1000);
+	ibv_ack_async_event(event);
+	return NULL;
+}
+
+/* An SRQ whose limit event was read and not yet acked: ibv_destroy_srq
+ * returns only once another thread acks it, 300 ms later
+ * (libibverbs cmd_srq.c ibv_cmd_destroy_srq waits for events_completed). */
+void ibv_ack_async_event__destroy_waits(void **state)
+{
+	struct ibv_srq_attr attr = { .srq_limit = 3 };
+	struct ibv_async_event ev;
+	struct timespec t0, t1;
+	struct ibv_srq *srq;
+	pthread_t acker;
+	struct fx_qp q;
+
+	qp_on_srq(&q, 10, &srq);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	FX_VERBS_OK(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT));
+	post_srq_recvs(srq, q.mr, q.buf + 32, 32, 5, 0);
+	for (int i = 0; i < 3; i++)
+		consume_one(&q);
+	fx_async_expect(q.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, EVENT_MS, &ev);
+	FX_VERBS_OK(ibv_destroy_qp(q.qp));
+	q.qp = NULL;
+	assert_int_equal(pthread_create(&acker, NULL, ack_async_later, &ev), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	FX_VERBS_OK(ibv_destroy_srq(srq));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(acker, NULL);
+	if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 0.25)
+		fail_msg("ibv_destroy_srq returned before the event was acked");
+	fx_qp_release(&q);
 }
 
 /* Armed while already below the limit: nothing drops below it, so no

@@ -422,8 +422,7 @@ static void receive_one(struct ud *u, struct ibv_wc *wc)
 void ibv_init_ah_from_wc__reply(void **state)
 {
 	struct ibv_ah_attr attr;
-	struct ibv_wc wc, back;
-	struct ibv_ah *ah;
+	struct ibv_wc wc;
 	struct ud u;
 
 	ud_open(&u);
@@ -436,7 +435,19 @@ void ibv_init_ah_from_wc__reply(void **state)
 	assert_int_equal(attr.grh.sgid_index, u.gid_index);
 	assert_int_equal(attr.grh.hop_limit, 64);
 	assert_int_equal(attr.dlid, 0);
-	/* The reply goes back to the sender's QP. */
+	ud_close(&u);
+}
+
+/* An AH made from a receive's completion and GRH sends the reply back to
+ * the sender's QP. */
+void ibv_create_ah_from_wc__reply(void **state)
+{
+	struct ibv_wc wc, back;
+	struct ibv_ah *ah;
+	struct ud u;
+
+	ud_open(&u);
+	receive_one(&u, &wc);
 	ah = ibv_create_ah_from_wc(u.pd, &wc, (struct ibv_grh *)u.buf, 1);
 	if (!ah)
 		fail_msg("ibv_create_ah_from_wc: %s", strerror(errno));
@@ -448,6 +459,29 @@ void ibv_init_ah_from_wc__reply(void **state)
 	assert_int_equal(back.opcode, IBV_WC_RECV);
 	assert_int_equal(back.src_qp, u.receiver->qp_num);
 	FX_VERBS_OK(ibv_destroy_ah(ah));
+	ud_close(&u);
+}
+
+/* An AH holds its PD: ibv_dealloc_pd refuses the PD while the AH lives
+ * and frees it once ibv_destroy_ah returned 0. */
+void ibv_destroy_ah__releases_pd(void **state)
+{
+	struct ibv_ah_attr attr;
+	struct ibv_ah *ah;
+	struct ibv_pd *pd;
+	struct ud u;
+
+	ud_open(&u);
+	pd = ibv_alloc_pd(u.ctx);
+	if (!pd)
+		fail_msg("ibv_alloc_pd: %s", strerror(errno));
+	attr = ah_attr_to(&u, &u.gid, u.gid_index);
+	ah = ibv_create_ah(pd, &attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	RC_ASSERT_ERRNO("ibv_dealloc_pd", ibv_dealloc_pd(pd), EBUSY);
+	FX_VERBS_OK(ibv_destroy_ah(ah));
+	FX_VERBS_OK(ibv_dealloc_pd(pd));
 	ud_close(&u);
 }
 
