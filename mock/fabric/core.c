@@ -48,27 +48,47 @@ void fab_set_verbs_timer(void (*fire)(void *obj, int arg))
 	verbs_fire = fire;
 }
 
+/* Whether this process can fire t: a verbs timer needs the drop-in
+ * libibverbs, which a process of the fabric may not have loaded (the
+ * sweep and run tools use the control API only); such a timer is left to
+ * a process that has it, whose watcher wakes for it too. */
+static bool fireable(const struct fab_timer *t)
+{
+	return t->kind != TIMER_VERBS || verbs_fire;
+}
+
+/* The first timer this process can fire, and where it is linked. */
+static struct fab_timer **first_fireable(void)
+{
+	struct fab_timer **pos = &fab.timers;
+
+	while (*pos && !fireable(*pos))
+		pos = &(*pos)->next;
+	return pos;
+}
+
 /* Fire what is due; the next deadline (0: none). The verbs lock is taken
  * first, as everywhere (a verbs timer's object cannot go meanwhile), then
  * the fabric's. */
 static uint64_t run_timers(void)
 {
+	struct fab_timer **pos, *t;
 	uint64_t next;
 
 	fab_mutex_lock(fab_verbs_lock());
 	fab_lock();
-	for (struct fab_timer *t; (t = fab.timers) && t->due_ns <= fab_now_ns();) {
-		fab.timers = t->next;
+	while ((t = *(pos = first_fireable())) && t->due_ns <= fab_now_ns()) {
+		*pos = t->next;
 		if (t->kind != TIMER_VERBS) {
 			cm_timer_fire(t->id, t->kind, t->arg);
-		} else if (verbs_fire) {
+		} else {
 			fab_unlock();
 			verbs_fire(t->obj, t->arg);
 			fab_lock();
 		}
 		fab_free(t);
 	}
-	next = fab.timers ? fab.timers->due_ns : 0;
+	next = t ? t->due_ns : 0;
 	fab_unlock();
 	fab_mutex_unlock(fab_verbs_lock());
 	return next;
