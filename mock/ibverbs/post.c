@@ -488,8 +488,22 @@ bool verbs_stalled_uses_key(const struct mock_qp *mqp, uint32_t lkey)
 	return false;
 }
 
+/* The head of the stalled requests fails: its completion says why, and
+ * the QP enters ERR, flushing the rest. */
+static void fail_stalled_head(struct mock_qp *mqp, enum ibv_wc_status status)
+{
+	struct stalled_wr *s = stall_take(mqp);
+
+	complete_send(mqp, &s->wr, status, 0, s->sq_mark);
+	fab_free(s);
+	verbs_qp_error(mqp, IBV_QPS_ERR);
+}
+
 /* The head request was not answered (status RETRY_EXC_ERR) or got an RNR
- * NAK: wait before trying it again, tries_left more times (-1: for ever). */
+ * NAK: wait before trying it again, tries_left more times (-1: for ever).
+ * An RNR NAK with no retry left fails it at once, as the requester then
+ * has nothing to wait for (rxe_comp.c COMPST_RNR_RETRY); an unanswered
+ * request fails only when its last timeout expires (retry_due). */
 static void wait_to_retry(struct mock_qp *mqp, enum ibv_wc_status status, uint8_t rnr_timer,
 			  bool first)
 {
@@ -498,6 +512,10 @@ static void wait_to_retry(struct mock_qp *mqp, enum ibv_wc_status status, uint8_
 	if (status == IBV_WC_RNR_RETRY_EXC_ERR) {
 		if (first)
 			mqp->tries_left = mqp->attr.rnr_retry == 7 ? -1 : mqp->attr.rnr_retry;
+		if (mqp->tries_left == 0) {
+			fail_stalled_head(mqp, status);
+			return;
+		}
 		ns = rnr_timer_us(rnr_timer) * 1000u;
 	} else {
 		/* rxe retries without end at retry_cnt 7 (measured on 6.1 and
@@ -621,16 +639,12 @@ static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 static void retry_due(void *obj, int gen)
 {
 	struct mock_qp *mqp = obj;
-	struct stalled_wr *s;
 
 	if (mqp->magic != VERBS_QP_MAGIC || mqp->stall_gen != (uint32_t)gen || !mqp->stalled ||
 	    mqp->state != IBV_QPS_RTS)
 		return;
 	if (mqp->tries_left == 0) {
-		s = stall_take(mqp);
-		complete_send(mqp, &s->wr, mqp->stall_status, 0, s->sq_mark);
-		fab_free(s);
-		verbs_qp_error(mqp, IBV_QPS_ERR);
+		fail_stalled_head(mqp, mqp->stall_status);
 		return;
 	}
 	if (mqp->tries_left > 0)
