@@ -22,6 +22,7 @@
 
 #include "fixtures.h"
 #include "qp.h"
+#include "stress.h"
 
 #define WAIT_MS 5000
 #define MSG 64
@@ -768,6 +769,51 @@ void ibv_create_qp__numbers_of_other_process(void **state)
 			assert_int_not_equal(q[i].qp->qp_num, theirs[j]);
 	for (int i = 0; i < 3; i++)
 		fx_qp_release(&q[i]);
+}
+
+/* ---------------------------------------------------------------- many threads */
+
+static void say_ready(void *arg)
+{
+	static const uint8_t ready = 0;
+
+	child_say(arg, &ready, 1);
+}
+
+/* The other process serves until the parent closes its pipe, then says
+ * how many connections it saw end. */
+static const char *stress_server(struct child *c, void *arg)
+{
+	int served = 0;
+	const char *err = fx_stress_serve(c->from_parent, say_ready, c, &served);
+
+	if (err)
+		return err;
+	return child_say(c, &served, sizeof served) ? NULL : "cannot write to the parent";
+}
+
+/* fx_stress_clients against a server in the other process: four threads
+ * of many connections each, every one served to its DISCONNECTED. */
+void rdma_connect__client_threads_other_process(void **state)
+{
+	int threads = 4, rounds = rc_backend_is_mock() ? 50 : 5, served = -1;
+	const char *err;
+	struct child c;
+	uint8_t ready;
+
+	shared_fabric();
+	fx_require_backend();
+	child_start(&c, stress_server, NULL);
+	child_expect(&c, &ready, 1);
+	err = fx_stress_clients(threads, rounds);
+	close(c.to_child);
+	c.to_child = -1;
+	if (!err)
+		child_expect(&c, &served, sizeof served);
+	child_end(&c, err != NULL);
+	if (err)
+		fail_msg("%s", err);
+	assert_int_equal(served, threads * rounds);
 }
 
 /* ---------------------------------------------------------------- the mock's view */

@@ -107,6 +107,10 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 {
 	fab_lock();
 	memset(out, 0, sizeof *out);
+	if (id->destroyed) {
+		fab_unlock();
+		return -ENOENT;
+	}
 	out->src = id->src;
 	out->dst = id->dst;
 	if (id->dev) {
@@ -774,7 +778,7 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 
 	fab_lock();
 	peer = id->peer;
-	if (!id->dev || id->state != ST_CONNECT) {
+	if (id->destroyed || !id->dev || id->state != ST_CONNECT) {
 		err = -EINVAL;
 	} else if (id->qp_type == IBV_QPT_UD) {
 		/* cma_send_sidr_rep: the answer to a SIDR REQ. */
@@ -951,7 +955,8 @@ static void say_goodbye(struct fab_id *id)
 	id->peer = NULL;
 }
 
-void fab_destroy_unreported_locked(struct fab_id *id)
+/* Out of the fabric: no peer, port, timer, event or list holds it. */
+static void unlink_id_locked(struct fab_id *id)
 {
 	struct fab_id **pos;
 
@@ -968,6 +973,11 @@ void fab_destroy_unreported_locked(struct fab_id *id)
 		;
 	*pos = id->next_live;
 	fab.nlive--;
+}
+
+void fab_destroy_unreported_locked(struct fab_id *id)
+{
+	unlink_id_locked(id);
 	fab_free(id);
 }
 
@@ -1021,9 +1031,15 @@ int fab_destroy_id(struct fab_id *id)
 
 	fab_lock();
 	reported = (int)id->events_reported;
-	fab_destroy_unreported_locked(id);
+	unlink_id_locked(id);
+	id->destroyed = true;
 	fab_unlock();
 	return reported;
+}
+
+void fab_free_id(struct fab_id *id)
+{
+	fab_free(id);
 }
 
 int fab_migrate_id(struct fab_id *id, struct fab_chan *to)

@@ -140,10 +140,15 @@ void fab_chan_close(struct fab_chan *chan);
 /* Pop the next event. -EAGAIN when none is queued. */
 int fab_get_event(struct fab_chan *chan, struct fab_event *out);
 
-/* Ids. Destroy returns how many events were reported for the id. */
+/* Ids. Destroy takes the id out of the fabric, as ucma_destroy_kern_id the
+ * kernel's, and returns how many events were reported for it; its memory
+ * stays, for an event of it still being read (a query on it then fails
+ * with -ENOENT, as on a destroyed kernel id), until fab_free_id, once the
+ * events are acked. */
 int fab_create_id(struct fab_chan *chan, uint64_t uid, enum rdma_port_space ps,
 		  enum ibv_qp_type qp_type, struct fab_id **out);
 int fab_destroy_id(struct fab_id *id);
+void fab_free_id(struct fab_id *id);
 int fab_migrate_id(struct fab_id *id, struct fab_chan *to);
 
 int fab_query_route(struct fab_id *id, struct fab_route *out);

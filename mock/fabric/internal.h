@@ -87,6 +87,7 @@ struct fab_id {
 	bool has_cm;          /* the id has exchanged CM messages */
 	bool initiator;       /* it sent the REQ */
 	bool disconnected;    /* DISCONNECTED was generated: only TIMEWAIT_EXIT follows */
+	bool destroyed;       /* by rdma_destroy_id, its memory kept until the acks */
 	bool cut;             /* the peer vanished (a fault): it hears nothing more */
 	int req_sends;        /* REQs sent for this connection */
 	struct fab_conn_param sent; /* its REQ or REP */

@@ -431,11 +431,16 @@ MOCK_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 		cid->destroy_failed = true;
 		return mock_errno(err);
 	}
+	/* As upstream: the kernel's id goes first, then the events read for
+	 * it are waited for; one may still be in another thread's hands,
+	 * whose queries on the id now fail (ADDR_ERROR, ROUTE_ERROR,
+	 * CONNECT_ERROR), so the fabric's id stays until the acks. */
 	reported = fab_destroy_id(cid->fid);
-	cid->fid = NULL;
 	if (id->event)
 		cm_ack(id->event);
 	wait_for_acks(cid, reported);
+	fab_free_id(cid->fid);
+	cid->fid = NULL;
 	cm_free_id(cid);
 	return 0;
 }
@@ -499,7 +504,8 @@ int cm_query_addr(struct cm_id *cid)
 	struct rdma_cm_id *id = &cid->id;
 	struct fab_route r;
 
-	fab_query_route(cid->fid, &r);
+	if (fab_query_route(cid->fid, &r))
+		return mock_errno(ENOENT);
 	memcpy(&id->route.addr.src_addr, &r.src, cm_addr_len((struct sockaddr *)&r.src));
 	memcpy(&id->route.addr.dst_addr, &r.dst, cm_addr_len((struct sockaddr *)&r.dst));
 	ledger_note(LEDGER_ID, id, "port %u", be16toh(rdma_get_src_port(id)));
@@ -526,7 +532,8 @@ int cm_query_path(struct cm_id *cid)
 	struct ibv_sa_path_rec *path;
 	struct fab_route r;
 
-	fab_query_route(cid->fid, &r);
+	if (fab_query_route(cid->fid, &r))
+		return mock_errno(ENOENT);
 	if (!r.num_paths)
 		return 0;
 	path = calloc(1, sizeof *path);

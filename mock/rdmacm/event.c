@@ -62,10 +62,11 @@ static void copy_param(struct cm_event *evt, const struct fab_event *fe)
 static void process_addr_resolved(struct cm_event *evt)
 {
 	struct cm_id *cid = evt->owner;
+	int ret = cm_query_addr(cid);
 
-	if (cm_query_addr(cid) == 0 && !cid->id.verbs)
-		errno = ENODEV;
-	if (cid->id.verbs) {
+	if (ret == 0 && !cid->id.verbs)
+		ret = mock_errno(ENODEV);
+	if (ret == 0) {
 		cm_query_gid(cid);
 		return;
 	}
@@ -94,6 +95,7 @@ static int process_conn_req(struct cm_event *evt, struct fab_id *conn,
 			  listener->id.qp_type);
 	if (!cid) {
 		fab_destroy_id(conn);
+		fab_free_id(conn);
 		complete_event(listener);
 		return mock_errno(ENOMEM);
 	}
