@@ -1,5 +1,6 @@
 /* libibverbs: memory regions. The checks are the kernel's (ib_uverbs_reg_mr,
  * ib_check_mr_access, ib_umem_get); keys are unique in the process. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -38,15 +39,13 @@ static uint32_t new_key(void)
 	return key;
 }
 
-/* ib_umem_get pins the pages; an unmapped page fails it with EFAULT. */
-static bool mapped(const void *addr, size_t length)
+/* Whether the kernel could pin [start, end) by mincore: every page
+ * mapped (the fallback where /proc/self/maps cannot be read). */
+static bool mapped(uintptr_t start, uintptr_t end, long page)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
-	uintptr_t end = (uintptr_t)addr + length;
 	unsigned char vec[64];
 
-	while (start < end) {
+	for (start &= ~(uintptr_t)(page - 1); start < end;) {
 		size_t chunk = end - start;
 
 		if (chunk > sizeof vec * (size_t)page)
@@ -56,6 +55,35 @@ static bool mapped(const void *addr, size_t length)
 		start += chunk;
 	}
 	return true;
+}
+
+/* ib_umem_get pins the pages, for writing when the access lets anyone
+ * write them (ib_access_writable: local or remote write, atomics, MW
+ * bind): an unmapped page, one the process may not read, or for such
+ * access one it may not write, fails the registration with EFAULT
+ * (measured on rxe: kernel 7.2; 6.1 still pinned unreadable pages for a
+ * read-only registration, through FOLL_FORCE). The mappings are the
+ * process's own, from /proc/self/maps, sorted by address. */
+static bool pinnable(const void *addr, size_t length, unsigned access)
+{
+	bool writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	uintptr_t at = (uintptr_t)addr, end = at + length;
+	FILE *maps = fopen("/proc/self/maps", "re");
+	unsigned long lo, hi;
+	char perms[8];
+
+	if (!maps)
+		return mapped(at, end, sysconf(_SC_PAGESIZE));
+	while (at < end && fscanf(maps, "%lx-%lx %7s%*[^\n]", &lo, &hi, perms) == 3) {
+		if (hi <= at)
+			continue;
+		if (lo > at || perms[0] != 'r' || (writable && perms[1] != 'w'))
+			break;
+		at = hi;
+	}
+	fclose(maps);
+	return at >= end;
 }
 
 static int check_access(unsigned access)
@@ -87,7 +115,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		err = check_access(access);
 	if (!err && (!length || (uintptr_t)addr + length < (uintptr_t)addr))
 		err = EINVAL;
-	if (!err && !mapped(addr, length))
+	if (!err && !pinnable(addr, length, access))
 		err = EFAULT;
 	if (!err && !(m = fab_alloc(sizeof *m)))
 		err = ENOMEM;
@@ -273,7 +301,8 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	if (!err && (flags & IBV_REREG_MR_CHANGE_ACCESS))
 		err = check_access((unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE);
 	if (!err && (flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
-	    ((uintptr_t)addr + length < (uintptr_t)addr || !mapped(addr, length)))
+	    ((uintptr_t)addr + length < (uintptr_t)addr ||
+	     !pinnable(addr, length, flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned)access : m->access)))
 		err = EFAULT;
 	if (err) {
 		errno = err;
