@@ -140,11 +140,11 @@ struct io_side {
 /* Wait, up to 5 s, until the last byte of our mapping says `marker`. */
 static bool wait_marker(const struct io_side *s, unsigned char marker)
 {
-	volatile unsigned char *last = s->mapped + IO_SIZE - 1;
+	const unsigned char *last = s->mapped + IO_SIZE - 1;
 	struct timespec start, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (unsigned spins = 0; *last != marker; spins++) {
+	for (unsigned spins = 0; __atomic_load_n(last, __ATOMIC_ACQUIRE) != marker; spins++) {
 		if (spins % 4096)
 			continue;
 		sched_yield();
@@ -152,7 +152,6 @@ static bool wait_marker(const struct io_side *s, unsigned char marker)
 		if (now.tv_sec - start.tv_sec > 5)
 			return false;
 	}
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return true;
 }
 

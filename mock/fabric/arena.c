@@ -70,7 +70,7 @@ struct fab_member {
 	pid_t pid;            /* 0: a free slot */
 	uint64_t started;     /* the process's start time: a pid reused is not it */
 	uint32_t gen;         /* bumped each time the slot is taken */
-	bool leaving;         /* being reaped */
+	bool leaving;         /* being reaped: atomics, read without alloc_lock */
 	bool exited;          /* ran its exit handler: the file is not kept for it */
 	struct fab_blk *blocks;
 	struct fab_bell watch; /* its watcher's doorbell (core.c) */
@@ -97,6 +97,8 @@ struct fab_shared {
 static struct fab_shared *sh;
 struct fabric *fab_fabric;
 static int self = -1;          /* our member slot */
+/* Read by the watcher thread while the main thread joins or leaves. */
+#define SELF() __atomic_load_n(&self, __ATOMIC_ACQUIRE)
 static pid_t self_pid;
 static bool shared_mode;
 static char fabric_name[64];
@@ -319,7 +321,7 @@ void *fab_alloc_owned(int owner, size_t size)
 void *fab_alloc(size_t size)
 {
 	fab_attach();
-	return fab_alloc_owned(self, size);
+	return fab_alloc_owned(SELF(), size);
 }
 
 static void free_locked(struct fab_blk *b)
@@ -353,7 +355,7 @@ int fab_owner_of(const void *p)
 int fab_owner_self(void)
 {
 	fab_attach();
-	return self;
+	return SELF();
 }
 
 bool fab_owner_alive(int owner)
@@ -365,7 +367,8 @@ bool fab_owner_alive(int owner)
 	m = &sh->members[owner];
 	if (m->pid == self_pid)
 		return true;
-	return m->pid && !m->leaving && (kill(m->pid, 0) == 0 || errno == EPERM);
+	return m->pid && !__atomic_load_n(&m->leaving, __ATOMIC_ACQUIRE) &&
+	       (kill(m->pid, 0) == 0 || errno == EPERM);
 }
 
 bool fab_owner_gone(int owner)
@@ -464,7 +467,7 @@ static void reap(int owner)
 	while ((b = m->blocks))
 		free_locked(b);
 	m->pid = 0;
-	m->leaving = false;
+	__atomic_store_n(&m->leaving, false, __ATOMIC_RELEASE);
 	fab_mutex_unlock(&sh->alloc_lock);
 }
 
@@ -476,12 +479,12 @@ void fab_reap_dead(void)
 		struct fab_member *m = &sh->members[i];
 		bool claim;
 
-		if (!m->pid || i == self)
+		if (!m->pid || i == SELF())
 			continue;
 		fab_mutex_lock(&sh->alloc_lock);
-		claim = m->pid && !m->leaving && !member_alive(m);
+		claim = m->pid && !__atomic_load_n(&m->leaving, __ATOMIC_ACQUIRE) && !member_alive(m);
 		if (claim)
-			m->leaving = true;
+			__atomic_store_n(&m->leaving, true, __ATOMIC_RELEASE);
 		fab_mutex_unlock(&sh->alloc_lock);
 		if (claim)
 			reap(i);
@@ -517,7 +520,7 @@ static void map_private(void)
 	init_header(sh, (uint64_t)(uintptr_t)p, false);
 	fab_fabric = &sh->fabric;
 	fab_state_init(fab_fabric);
-	self = join_locked();
+	__atomic_store_n(&self, join_locked(), __ATOMIC_RELEASE);
 }
 
 /* $XDG_RUNTIME_DIR/rdmamock, else /tmp/rdmamock-UID: ours alone (0700). */
@@ -608,11 +611,11 @@ static void map_shared(void)
 		fab_mutex_unlock(&fab_fabric->lock);
 	}
 	fab_mutex_lock(&sh->alloc_lock);
-	self = join_locked();
+	__atomic_store_n(&self, join_locked(), __ATOMIC_RELEASE);
 	fab_mutex_unlock(&sh->alloc_lock);
 	flock(lock_fd, LOCK_UN);
 	fab_mem_allow();
-	if (self < 0)
+	if (SELF() < 0)
 		die("fabric %s has no room for another process (%d at most)", fabric_name,
 		    FAB_MEMBERS_MAX);
 }
@@ -625,18 +628,18 @@ static void leave(void)
 {
 	bool last = true;
 
-	if (!sh || self < 0 || !shared_mode || self_pid != getpid())
+	if (!sh || SELF() < 0 || !shared_mode || self_pid != getpid())
 		return;
 	/* The faults it added go with it now, not when it is reaped. */
-	fault_forget_member(self);
+	fault_forget_member(SELF());
 	if (flock(lock_fd, LOCK_EX) == 0) {
 		/* Two processes exiting together each see the other alive:
 		 * the one that looks second sees the first has exited. */
-		sh->members[self].exited = true;
+		sh->members[SELF()].exited = true;
 		for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
 			const struct fab_member *m = &sh->members[i];
 
-			if (i != self && m->pid && !m->exited && member_alive(m))
+			if (i != SELF() && m->pid && !m->exited && member_alive(m))
 				last = false;
 		}
 		/* The lock file stays: a process may be waiting on it. */
@@ -644,7 +647,7 @@ static void leave(void)
 			unlink(file_path);
 		flock(lock_fd, LOCK_UN);
 	}
-	self = -1;
+	__atomic_store_n(&self, -1, __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------- fork */
@@ -677,17 +680,17 @@ static void fork_child(void)
 		fab_mutex_init(&sh->alloc_lock);
 		fab_mutex_init(&fab_fabric->lock);
 		fab_mutex_init(&sh->verbs_lock);
-		sh->members[self].pid = self_pid;
-		sh->members[self].started = start_time_of(self_pid);
+		sh->members[SELF()].pid = self_pid;
+		sh->members[SELF()].started = start_time_of(self_pid);
 		fab_child_after_fork();
 		return;
 	}
 	/* The child shares the parent's objects, as a child shares the
 	 * parent's RDMA files; it is a member of its own for what it makes. */
 	fab_mutex_lock(&sh->alloc_lock);
-	self = join_locked();
+	__atomic_store_n(&self, join_locked(), __ATOMIC_RELEASE);
 	fab_mutex_unlock(&sh->alloc_lock);
-	if (self < 0)
+	if (SELF() < 0)
 		die("fabric %s has no room for another process (%d at most)", fabric_name,
 		    FAB_MEMBERS_MAX);
 	fab_child_after_fork();

@@ -29,7 +29,8 @@ void fab_state_init(struct fabric *f)
  * the one in its member slot, which other members ring when they join. */
 static struct {
 	pthread_mutex_t lock;
-	bool running, tried;
+	bool running;
+	bool tried; /* read without the lock (atomics): fab_lock asks it first */
 	uint64_t sleeping_until; /* 0: not asleep on a deadline */
 } watcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -194,7 +195,7 @@ static void watcher_kick(uint64_t due)
 
 	pthread_mutex_lock(&watcher.lock);
 	start = !watcher.running;
-	watcher.tried = true;
+	__atomic_store_n(&watcher.tried, true, __ATOMIC_RELEASE);
 	wake = !start && (!due || !watcher.sleeping_until || due < watcher.sleeping_until);
 	if (start) {
 		int err = fab_bell_open(bell);
@@ -231,7 +232,7 @@ void fab_child_after_fork(void)
 {
 	pthread_mutex_init(&watcher.lock, NULL);
 	watcher.running = false;
-	watcher.tried = false;
+	__atomic_store_n(&watcher.tried, false, __ATOMIC_RELEASE);
 	watcher.sleeping_until = 0;
 	fab_bell_child();
 }
@@ -247,7 +248,7 @@ void fab_lock(void)
 	fab_attach();
 	/* A member of a shared fabric watches the others from its first
 	 * call on (starting the watcher takes this lock itself). */
-	if (!watcher.tried && !starting && fab_is_shared()) {
+	if (!__atomic_load_n(&watcher.tried, __ATOMIC_ACQUIRE) && !starting && fab_is_shared()) {
 		starting = true;
 		watcher_kick(0);
 		starting = false;
