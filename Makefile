@@ -39,10 +39,17 @@ COV_FLAGS := --coverage
 endif
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+# clang links its sanitizer runtime into executables only: the drop-in
+# libraries, linked with -z defs, take the shared runtime (as gcc's do),
+# found where clang keeps it.
+ifneq ($(shell $(CC) --version 2>/dev/null | grep -c clang),0)
+SAN_FLAGS += -shared-libsan
+SAN_LDFLAGS := -Wl,-rpath,$(shell $(CC) -print-runtime-dir)
+endif
 endif
 CFLAGS_ALL  := -std=gnu11 -g $(OPT) -D_GNU_SOURCE -pthread -fPIC $(WARN) \
                $(COV_FLAGS) $(SAN_FLAGS) $(CFLAGS)
-LDFLAGS_ALL := -pthread $(COV_FLAGS) $(SAN_FLAGS) $(LDFLAGS)
+LDFLAGS_ALL := -pthread $(COV_FLAGS) $(SAN_FLAGS) $(SAN_LDFLAGS) $(LDFLAGS)
 
 # libfiu installs under /usr/lib, outside the multiarch directory.
 FIU_CFLAGS := $(shell pkg-config --cflags libfiu 2>/dev/null) -DFIU_ENABLE=1
@@ -323,6 +330,16 @@ sweep: all
 
 check-programs: all
 	@bash ci/check-programs-mock.sh $(BUILD)
+
+# The suite alone, for a SANITIZE=thread build (CI: make BUILD=build/tsan
+# SANITIZE=thread check-threads): its stress tests race threads, and a
+# process, on one fabric. TSan counts its own helper thread, so a test's
+# fork is a fork of a threaded process: die_after_fork=0.
+check-threads: all
+	@mkdir -p $(BUILD)/check
+	@TSAN_OPTIONS="die_after_fork=0 $$TSAN_OPTIONS" $(RC_MOCK) --timeout $(TIMEOUT) \
+	  --profile fixtures/devices/mock --tap $(BUILD)/check/threads.tap
+.PHONY: check-threads
 
 deps:
 	@bash ci/deps.sh ci/packages.txt

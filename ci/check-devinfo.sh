@@ -8,7 +8,7 @@ lib=$1
 fail() { echo "check-devinfo: $*" >&2; exit 1; }
 # A sanitizer build of the mock needs its runtime first in a program not
 # built with it; the program's own leaks are not the mock's to report.
-preload=() asan=$(ldd "$lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
+preload=() asan=$(sh ci/sanitizer-runtime.sh "$lib")
 [ -z "$asan" ] || preload=("LD_PRELOAD=$asan" "ASAN_OPTIONS=detect_leaks=0")
 run() { timeout 30 env "${preload[@]}" LD_LIBRARY_PATH="$lib" "$@"; }
 

@@ -9,6 +9,6 @@ lib=$build/mock/lib
 export LD_LIBRARY_PATH=$lib RDMAMOCK_FABRIC=check-programs-$$ START_DELAY=${START_DELAY:-0.5}
 # A client starts once its server listens on the fabric.
 export READY_CM="$build/bin/rdmamock-run --wait-listen"
-asan=$(ldd "$lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
+asan=$(sh ci/sanitizer-runtime.sh "$lib")
 [ -z "$asan" ] || export LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0
 sh ci/check-programs.sh -o "$build/check/programs"

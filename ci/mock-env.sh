@@ -4,5 +4,5 @@
 #   . ci/mock-env.sh BUILD_DIR
 unset LD_LIBRARY_PATH RDMAMOCK_FABRIC RDMAMOCK_FAULTS RDMAMOCK_COUNT
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-asan=$(ldd "$1/mock/lib/libibverbs.so.1" | awk '/libasan/ { print $3 }')
+asan=$(sh ci/sanitizer-runtime.sh "$1/mock/lib")
 [ -z "$asan" ] || export LD_PRELOAD=$asan
