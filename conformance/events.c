@@ -206,6 +206,43 @@ void rdma_destroy_id__waits_for_ack(void **state)
 	fx_release(&fx);
 }
 
+static void *read_one(void *channel)
+{
+	struct rdma_cm_event *ev;
+
+	if (!rdma_get_cm_event(channel, &ev))
+		rdma_ack_cm_event(ev);
+	return NULL;
+}
+
+/* The channel's fd is the caller's: its flags read the same before, all
+ * through a blocking rdma_get_cm_event in another thread (sampled every
+ * millisecond for 200 ms), and after. */
+void rdma_get_cm_event__fd_flags_untouched(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage addr;
+	struct rdma_cm_id *id;
+	int before = fcntl(ch->fd, F_GETFL), changed = 0;
+	pthread_t reader;
+
+	assert_true(before >= 0);
+	assert_int_equal(before & O_NONBLOCK, 0);
+	assert_int_equal(pthread_create(&reader, NULL, read_one, ch), 0);
+	for (int i = 0; i < 200; i++) {
+		changed += fcntl(ch->fd, F_GETFL) != before;
+		usleep(1000);
+	}
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000));
+	pthread_join(reader, NULL);
+	assert_int_equal(changed, 0);
+	assert_int_equal(fcntl(ch->fd, F_GETFL), before);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
 void rdma_resolve_addr__sync_mode(void **state)
 {
 	struct sockaddr_storage addr;

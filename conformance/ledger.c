@@ -1,6 +1,7 @@
 /* API covered: the mock's ledger of live objects (RDMAMOCK_LEDGER,
  * RDMAMOCK_STRICT): a destroyed object used or destroyed again, an event
- * acked twice, a channel destroyed under its ids, rdma_destroy_id waiting
+ * acked twice, objects the mock never made (on the stack, from calloc), a
+ * channel destroyed under its ids, rdma_destroy_id waiting
  * on unacked events, an MR deregistered under posted work, and leaks at
  * exit. Mock-only: upstream has no such checks (most of these are
  * undefined behaviour there). Each misuse runs in a forked child, which
@@ -66,6 +67,36 @@ void rdma_destroy_id__twice(void **state)
 {
 	EXPECT_ABORT(destroy_id_twice, "rdmamock: rdma_destroy_id: id 0x",
 		     "is not a live id (destroyed by rdma_destroy_id)");
+}
+
+/* Objects the mock never made: the ledger knows its own, so it says so
+ * before reading what it was given. */
+static void destroy_stack_id(void *unused)
+{
+	struct rdma_cm_id fake;
+
+	memset(&fake, 0, sizeof fake);
+	rdma_destroy_id(&fake);
+}
+
+void rdma_destroy_id__stack_object(void **state)
+{
+	EXPECT_ABORT(destroy_stack_id, "rdmamock: rdma_destroy_id: id 0x",
+		     "is not a live id (never created by the mock");
+}
+
+static void ack_stack_event(void *unused)
+{
+	struct rdma_cm_event fake;
+
+	memset(&fake, 0, sizeof fake);
+	rdma_ack_cm_event(&fake);
+}
+
+void rdma_ack_cm_event__stack_event(void **state)
+{
+	EXPECT_ABORT(ack_stack_event, "rdmamock: rdma_ack_cm_event: event 0x",
+		     "is not a live event (never created by the mock");
 }
 
 static void destroy_channel_twice(void *unused)
@@ -269,6 +300,20 @@ static void destroy_cq_twice(void *unused)
 	verbs_kit(&k);
 	must(!ibv_destroy_qp(k.qp) && !ibv_destroy_cq(k.cq), "the first ibv_destroy_cq");
 	ibv_destroy_cq(k.cq);
+}
+
+static void destroy_foreign_qp(void *unused)
+{
+	struct ibv_qp *fake = calloc(1, sizeof *fake);
+
+	must(fake, "calloc");
+	ibv_destroy_qp(fake);
+}
+
+void ibv_destroy_qp__foreign_object(void **state)
+{
+	EXPECT_ABORT(destroy_foreign_qp, "rdmamock: ibv_destroy_qp: QP 0x",
+		     "is not a live QP (never created by the mock");
 }
 
 void ibv_destroy_cq__twice(void **state)

@@ -46,6 +46,21 @@ static int copy_addr(struct sockaddr **dst, socklen_t *dst_len, const void *src,
 	return 0;
 }
 
+/* An address the caller gave in the hints, as upstream copies it: len
+ * bytes from it, which must be there (upstream reads them whatever they
+ * are: a NULL address crashes, a length past any address reads beyond it). */
+static int copy_hint(struct sockaddr **dst, socklen_t *dst_len, const struct sockaddr *src,
+		     socklen_t len, const char *which)
+{
+	MOCK_REQUIRE(src, "rdma_getaddrinfo",
+		     "hints->%s_len is %u but hints->%s_addr is NULL (upstream copies from it)", which,
+		     (unsigned)len, which);
+	MOCK_REQUIRE(len <= sizeof(struct sockaddr_storage), "rdma_getaddrinfo",
+		     "hints->%s_len %u is longer than any address (upstream copies that many bytes)",
+		     which, (unsigned)len);
+	return copy_addr(dst, dst_len, src, len);
+}
+
 /* An IPv6 address as AF_IB, the service id built from port space and port. */
 static int to_sockaddr_ib(enum rdma_port_space ps, struct sockaddr **dst, socklen_t *dst_len,
 			  const struct sockaddr_in6 *src)
@@ -171,12 +186,12 @@ MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 		rai->ai_qp_type = hints->ai_qp_type;
 		rai->ai_port_space = hints->ai_port_space;
 		if (hints->ai_dst_len)
-			ret = copy_addr(&rai->ai_dst_addr, &rai->ai_dst_len, hints->ai_dst_addr,
-					hints->ai_dst_len);
+			ret = copy_hint(&rai->ai_dst_addr, &rai->ai_dst_len, hints->ai_dst_addr,
+					hints->ai_dst_len, "ai_dst");
 	}
 	if (!ret && !rai->ai_src_len && hints && hints->ai_src_len)
-		ret = copy_addr(&rai->ai_src_addr, &rai->ai_src_len, hints->ai_src_addr,
-				hints->ai_src_len);
+		ret = copy_hint(&rai->ai_src_addr, &rai->ai_src_len, hints->ai_src_addr,
+				hints->ai_src_len, "ai_src");
 	if (ret) {
 		free_list(rai);
 		return ret;

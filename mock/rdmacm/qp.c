@@ -218,6 +218,17 @@ MOCK_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr
 		attr->recv_cq = id->recv_cq;
 	if (id->srq && !attr->srq)
 		attr->srq = id->srq;
+	/* ucma_create_cqs makes no CQ for a queue of depth 0; upstream then
+	 * gives ibv_create_qp a NULL CQ, which it dereferences (a crash,
+	 * measured with rdma-core 44 and 65). */
+	if (id->qp_type != IBV_QPT_XRC_RECV) {
+		MOCK_REQUIRE(attr->send_cq, "rdma_create_qp",
+			     "max_send_wr 0 and no send_cq: librdmacm makes no send CQ for a queue of "
+			     "depth 0, and upstream's ibv_create_qp dereferences the NULL one");
+		MOCK_REQUIRE(attr->recv_cq || id->qp_type == IBV_QPT_XRC_SEND, "rdma_create_qp",
+			     "max_recv_wr 0 and no recv_cq: librdmacm makes no receive CQ for a queue of "
+			     "depth 0, and upstream's ibv_create_qp dereferences the NULL one");
+	}
 	qp = ibv_create_qp_ex(id->verbs, attr);
 	if (!qp) {
 		err = errno;
