@@ -839,3 +839,75 @@ void rdmamock_fabric__killed_process_reaped(void **state)
 	if (after != -ESRCH)
 		fail_msg("5 s after it was killed, the process still holds %ld objects", after);
 }
+
+/* The child: an RC QP connected to the parent's QP (left in RESET, so
+ * nothing answers), one SEND posted and waiting out its local ACK
+ * timeout when it says it is ready. */
+static const char *retrying_peer(struct child *c, void *arg)
+{
+	static const uint8_t ready = 0;
+	static char buf[8];
+	struct plain p = { 0 };
+	struct qp_dest mine, theirs;
+	struct ibv_mr *mr;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	const char *err = plain_qp(&p);
+
+	if (err)
+		return err;
+	mine.qpn = p.qp->qp_num;
+	if (plain_gid(p.ctx, &mine.gid) < 0)
+		return "no RoCE v2 GID for the test address";
+	if (!child_say(c, &mine, sizeof mine))
+		return "cannot write to the parent";
+	if (!read_all(c->from_parent, &theirs, sizeof theirs, WAIT_MS))
+		return "the parent sent no QP";
+	if (plain_connect(p.qp, p.ctx, &theirs))
+		return "ibv_modify_qp failed";
+	if (!(mr = ibv_reg_mr(p.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE)))
+		return "ibv_reg_mr failed";
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = sizeof buf, .lkey = mr->lkey };
+	if (ibv_post_send(p.qp, &wr, &bad))
+		return "ibv_post_send failed";
+	if (!child_say(c, &ready, 1))
+		return "cannot write to the parent";
+	pause();
+	return NULL;
+}
+
+/* A process killed while its request waits for a retry: the fabric reaps
+ * the process and the retry with it. The old mock freed the timer's
+ * memory and left it on the fabric's list, where the survivor's watcher
+ * fired it on freed memory (and died freeing it again). */
+void rdmamock_fabric__killed_while_retrying(void **state)
+{
+	long (*held)(int);
+	struct qp_dest theirs;
+	struct fx_qp q;
+	struct child c;
+	uint8_t ready;
+	long after = 0;
+
+	rc_require_mock("observes the fabric's reaping");
+	shared_fabric();
+	held = (long (*)(int))fx_mock_call("rdmamock_fabric_held");
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	child_start(&c, retrying_peer, NULL);
+	child_expect(&c, &theirs, sizeof theirs);
+	theirs.qpn = q.qp->qp_num;
+	if (plain_gid(q.ctx, &theirs.gid) < 0)
+		fail_msg("no RoCE v2 GID for %s", fx_addr(AF_INET));
+	if (write(c.to_child, &theirs, sizeof theirs) != sizeof theirs)
+		fail_msg("cannot write to the other process");
+	child_expect(&c, &ready, 1);
+	child_end(&c, true);
+	for (int waited = 0; waited < WAIT_MS && (after = held(c.pid)) != -ESRCH; waited += 10)
+		poll(NULL, 0, 10);
+	if (after != -ESRCH)
+		fail_msg("5 s after it was killed, the process still holds %ld objects", after);
+	/* Past the retry's deadline (timeout 14: 67 ms, twice). */
+	poll(NULL, 0, 300);
+	fx_qp_release(&q);
+}

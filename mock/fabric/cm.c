@@ -996,6 +996,7 @@ void fab_reap_locked(int owner)
 			fab_destroy_unreported_locked(id);
 	} while (id);
 	fab_qp_reap_locked(owner);
+	fab_timer_reap_locked(owner);
 }
 
 void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg)

@@ -29,10 +29,12 @@ void fab_state_init(struct fabric *f)
  * the one in its member slot, which other members ring when they join. */
 static struct {
 	pthread_mutex_t lock;
+	pthread_cond_t started_cond;
 	bool running;
+	bool started; /* the thread runs its own code: watcher_kick waits for it */
 	bool tried; /* read without the lock (atomics): fab_lock asks it first */
 	uint64_t sleeping_until; /* 0: not asleep on a deadline */
-} watcher = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} watcher = { .lock = PTHREAD_MUTEX_INITIALIZER, .started_cond = PTHREAD_COND_INITIALIZER };
 
 uint64_t fab_now_ns(void)
 {
@@ -139,8 +141,15 @@ static void *watcher_main(void *arg)
 	struct fab_bell *bell = arg;
 	struct watched w[FAB_MEMBERS_MAX];
 	struct pollfd pfd[FAB_MEMBERS_MAX + 1];
-	bool shared = fab_is_shared();
+	bool shared;
 
+	/* First, before any call that may wait for the fabric's attach (the
+	 * thread that started this one may be attaching). */
+	pthread_mutex_lock(&watcher.lock);
+	watcher.started = true;
+	pthread_cond_broadcast(&watcher.started_cond);
+	pthread_mutex_unlock(&watcher.lock);
+	shared = fab_is_shared();
 	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
 		w[i].pid = 0;
 		w[i].fd = -1;
@@ -176,6 +185,23 @@ static void *watcher_main(void *arg)
 	return NULL;
 }
 
+/* A thread that is still starting when its process exits can deadlock
+ * a sanitizer's exit-time leak check (LSan stops the world while the
+ * new thread waits in the allocator for its attributes): the call that
+ * starts the watcher returns once it runs. Called with watcher.lock. */
+static void wait_started(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	while (!watcher.started)
+		if (pthread_cond_timedwait(&watcher.started_cond, &watcher.lock, &until) == ETIMEDOUT) {
+			mock_log("the fabric's watcher thread has not started in 5 s; going on");
+			return;
+		}
+}
+
 /* Start the watcher if it is not running (a shared fabric's member then
  * tells the others, who watch it from then on); wake it if `due` (0: any
  * change) is earlier than what it sleeps until. No lock held. */
@@ -205,8 +231,10 @@ static void watcher_kick(uint64_t due)
 		if (err < 0 || pthread_create(&thread, &attr, watcher_main, bell))
 			mock_log("cannot start the fabric's watcher thread (%s); timeouts will not fire",
 				 err < 0 ? strerror(-err) : "pthread_create failed");
-		else
+		else {
 			watcher.running = true;
+			wait_started();
+		}
 		pthread_attr_destroy(&attr);
 	}
 	pthread_mutex_unlock(&watcher.lock);
@@ -231,7 +259,9 @@ void fab_watch_start(void)
 void fab_child_after_fork(void)
 {
 	pthread_mutex_init(&watcher.lock, NULL);
+	pthread_cond_init(&watcher.started_cond, NULL);
 	watcher.running = false;
+	watcher.started = false;
 	__atomic_store_n(&watcher.tried, false, __ATOMIC_RELEASE);
 	watcher.sleeping_until = 0;
 	fab_bell_child();
@@ -336,6 +366,24 @@ void fab_timer_cancel_verbs(void *obj)
 	fab_lock();
 	cancel_where(NULL, obj);
 	fab_unlock();
+}
+
+/* A dead member's timers leave the list before its memory is freed,
+ * whatever they are for (a QP's retry, a delayed message). */
+void fab_timer_reap_locked(int owner)
+{
+	struct fab_timer **pos = &fab.timers;
+
+	while (*pos) {
+		struct fab_timer *t = *pos;
+
+		if (fab_owner_of(t) == owner) {
+			*pos = t->next;
+			fab_free(t);
+		} else {
+			pos = &t->next;
+		}
+	}
 }
 
 /* ---------------------------------------------------------------- channels */

@@ -207,6 +207,7 @@ struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type ty
 void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
 void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg);
 void fab_timer_cancel(struct fab_id *id);
+void fab_timer_reap_locked(int owner);
 /* Events queued on chan for id are moved to id's current channel. */
 void fab_move_events(struct fab_id *id, struct fab_chan *from);
 void fab_drop_request(struct fab_id *conn);
