@@ -302,6 +302,24 @@ void rdma_resolve_addrinfo__dns_failure(void **state)
 	ai_teardown(&f);
 }
 
+/* An address of the family RAI_FAMILY does not ask for: getaddrinfo's
+ * EAI_ADDRFAMILY left in errno (found by make fuzz: not in the table). */
+void rdma_resolve_addrinfo__address_of_other_family(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_FAMILY, .ai_family = AF_INET6 };
+	struct ai_fx f;
+	int ret, err;
+
+	ai_setup(&f, false);
+	errno = 0;
+	ret = f.api.resolve(f.id, "192.0.2.99", f.service, &hints);
+	err = errno;
+	assert_int_equal(ret, -1);
+	RC_ASSERT_ERRNO("rdma_resolve_addrinfo", err, EAI_ADDRFAMILY);
+	assert_true(fx_quiet(f.ch, QUIET_MS));
+	ai_teardown(&f);
+}
+
 /* ---------------------------------------------------------------- RAI_SA */
 
 void rdma_resolve_addrinfo__sa_and_dns(void **state)

@@ -153,3 +153,38 @@ void mlx5dv_modify_qp_udp_sport__without_capability(void **state)
 	assert_true(kept);
 	fx_qp_release(&q);
 }
+
+/* The library checks its own record of the state (qp->state, which
+ * ibv_modify_qp and ibv_query_qp keep); a QP the device moved to ERR by
+ * itself (a failed request) still passes that check, and the firmware's
+ * RTS2RTS_QP refuses it: bad resource state, EINVAL. Once ibv_query_qp has
+ * seen ERR, the library refuses first: EOPNOTSUPP. Found by make fuzz
+ * (the mock set the port on a QP in ERR). */
+void mlx5dv_modify_qp_udp_sport__device_moved_to_err(void **state)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc;
+	struct fx_qp q;
+	bool kept;
+
+	RC_REQUIRE_CAPABILITY("udp-sport");
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	/* Its MR allows no remote write: the responder refuses the WRITE. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)q.buf + 32;
+	wr.wr.rdma.rkey = q.mr->rkey;
+	FX_VERBS_OK(ibv_post_send(q.qp, &wr, &bad));
+	fx_poll_one(q.cq, &wc);
+	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", set_sport(q.qp, SPORT, &kept), EINVAL);
+	assert_true(kept);
+	FX_VERBS_OK(ibv_query_qp(q.qp, &attr, IBV_QP_STATE, &init));
+	assert_int_equal(attr.qp_state, IBV_QPS_ERR);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_udp_sport", set_sport(q.qp, SPORT, &kept), EOPNOTSUPP);
+	fx_qp_release(&q);
+}

@@ -119,15 +119,20 @@ void fab_qp_modified(uint32_t qpn, enum ibv_qp_state state, uint32_t dest_qpn,
 int fab_qp_set_udp_sport(uint32_t qpn, uint16_t port)
 {
 	struct fab_qp *qp;
+	int err = 0;
 
 	fab_lock();
 	qp = *qp_slot(qpn);
-	if (qp) {
+	if (!qp)
+		err = -ENOENT;
+	else if (qp->state != IBV_QPS_RTS)
+		err = -EINVAL; /* the firmware's RTS2RTS: bad resource state */
+	else {
 		qp->sport = port;
 		qp->sport_set = true;
 	}
 	fab_unlock();
-	return qp ? 0 : -ENOENT;
+	return err;
 }
 
 /* The kernel's rdma_calc_flow_label and rdma_flow_label_to_udp_sport. */

@@ -27,7 +27,10 @@ static int query_device(struct ibv_context *ctx, struct mlx5dv_context *attrs)
 }
 
 /* Rejections come from the library, before any firmware command, and
- * leave errno alone. The firmware's RTS2RTS then takes any port value. */
+ * leave errno alone: by qp->state, its own record of the state (a QP the
+ * device moved to ERR by itself is RTS there until ibv_query_qp). The
+ * firmware's RTS2RTS then takes any port value, on a QP in RTS (else bad
+ * resource state: EINVAL). */
 static int modify_qp_udp_sport(struct ibv_qp *qp, uint16_t port, uint32_t caps)
 {
 	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC)
