@@ -293,6 +293,28 @@ all: $(BUILD)/bench/fabric
 bench: mock $(BUILD)/bench/fabric
 	@LD_LIBRARY_PATH=$(BUILD)/mock/lib RDMAMOCK_FABRIC=bench-$$$$ $(BUILD)/bench/fabric $(BENCH_ARGS)
 
+# ---------------------------------------------------------------- fuzz
+# The API-sequence fuzzer (fuzz/api.c): clang's libFuzzer on the mock built
+# with ASan and UBSan, its libraries instrumented for coverage, in a build
+# of its own (FUZZ_BUILD). make fuzz runs it for FUZZ_SECONDS from the seed
+# corpus (fuzz/corpus), after every input of fuzz/regressions once.
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_SECONDS ?= 120
+FUZZER := $(BUILD)/fuzz/api-fuzzer
+$(FUZZER): fuzz/api.c $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) $(CONFIG_H) $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer $(COMPAT_CFLAGS) -Imock/include -o $@ $< $(LDFLAGS_ALL) \
+	  -fsanitize=fuzzer $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) $(LIB_CORE) -lm -Wl,-rpath,'$$ORIGIN/../mock/lib'
+
+fuzzer: $(FUZZER)
+
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang SANITIZE=address,undefined \
+	  CFLAGS=-fsanitize=fuzzer-no-link fuzzer
+	@bash ci/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+.PHONY: fuzz fuzzer
+
 # ---------------------------------------------------------------- run, check
 RESULTS := $(BUILD)/results
 
