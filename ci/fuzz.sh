@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: the API-sequence fuzzer (fuzz/api.c) on the ASan+UBSan build.
-# Every input of fuzz/regressions runs once (each a crash found before, now
-# fixed), then libFuzzer runs for SECONDS from the seed corpus (fuzz/corpus;
+# Every input of fuzz/regressions runs once (each one that crashed or broke
+# an invariant before its fix), then libFuzzer runs for SECONDS from the seed corpus (fuzz/corpus;
 # what it finds goes to BUILD/fuzz/corpus, a crashing input to
 # BUILD/fuzz/crash-*). Exit 0 only when nothing crashed or broke an
 # invariant; the figures (runs, coverage, corpus) are printed either way.
@@ -31,13 +31,14 @@ if [ ${#regressions[@]} -gt 0 ]; then
 fi
 
 rc=0
+start=$SECONDS
 "$fuzzer" "${opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
 	"$out/corpus" fuzz/corpus >"$out/fuzz.log" 2>&1 || rc=$?
 stat() { awk -v k="stat::$1:" '$1 == k { print $2 }' "$out/fuzz.log"; }
 # The last status line: "#RUNS  NEW  cov: C ft: F corp: K/SIZE ...".
 last=$(tr '\r' '\n' <"$out/fuzz.log" | grep -E '^#[0-9]+' | tail -n 1 || true)
 field() { printf '%s\n' "$last" | sed -n "s/.* $1: \([^ ]*\).*/\1/p"; }
-echo "fuzz: $(stat number_of_executed_units) runs, $(stat average_exec_per_sec)/s, in ${seconds} s;" \
+echo "fuzz: $(stat number_of_executed_units) runs, $(stat average_exec_per_sec)/s, in $((SECONDS - start)) s;" \
 	"coverage $(field cov) edges, $(field ft) features; corpus $(field corp);" \
 	"peak RSS $(stat peak_rss_mb) MB"
 if [ $rc -ne 0 ]; then

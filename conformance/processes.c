@@ -668,11 +668,18 @@ static int plain_connect(struct ibv_qp *qp, struct ibv_context *ctx, const struc
 }
 
 /* The child: an RC QP connected to the parent's (its dest read from the
- * pipe, its own sent first), in RTS, waiting to be killed. */
+ * pipe, its own sent first), in RTS, waiting to be killed. With arg (a
+ * bool, true) it first posts a SEND, which waits out its local ACK
+ * timeout while nothing answers. */
 static const char *rc_peer(struct child *c, void *arg)
 {
+	static uint8_t buf[8];
 	struct plain p = { 0 };
 	struct qp_dest mine, theirs;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_mr *mr;
 	const char *err = plain_qp(&p);
 	static const uint8_t ready = 0;
 
@@ -687,6 +694,13 @@ static const char *rc_peer(struct child *c, void *arg)
 		return "the parent sent no QP";
 	if (plain_connect(p.qp, p.ctx, &theirs))
 		return "ibv_modify_qp failed";
+	if (arg && *(const bool *)arg) {
+		if (!(mr = ibv_reg_mr(p.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE)))
+			return "ibv_reg_mr failed";
+		sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = sizeof buf, .lkey = mr->lkey };
+		if (ibv_post_send(p.qp, &wr, &bad))
+			return "ibv_post_send failed";
+	}
 	if (!child_say(c, &ready, 1))
 		return "cannot write to the parent";
 	pause();
@@ -840,43 +854,6 @@ void rdmamock_fabric__killed_process_reaped(void **state)
 		fail_msg("5 s after it was killed, the process still holds %ld objects", after);
 }
 
-/* The child: an RC QP connected to the parent's QP (left in RESET, so
- * nothing answers), one SEND posted and waiting out its local ACK
- * timeout when it says it is ready. */
-static const char *retrying_peer(struct child *c, void *arg)
-{
-	static const uint8_t ready = 0;
-	static char buf[8];
-	struct plain p = { 0 };
-	struct qp_dest mine, theirs;
-	struct ibv_mr *mr;
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	const char *err = plain_qp(&p);
-
-	if (err)
-		return err;
-	mine.qpn = p.qp->qp_num;
-	if (plain_gid(p.ctx, &mine.gid) < 0)
-		return "no RoCE v2 GID for the test address";
-	if (!child_say(c, &mine, sizeof mine))
-		return "cannot write to the parent";
-	if (!read_all(c->from_parent, &theirs, sizeof theirs, WAIT_MS))
-		return "the parent sent no QP";
-	if (plain_connect(p.qp, p.ctx, &theirs))
-		return "ibv_modify_qp failed";
-	if (!(mr = ibv_reg_mr(p.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE)))
-		return "ibv_reg_mr failed";
-	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = sizeof buf, .lkey = mr->lkey };
-	if (ibv_post_send(p.qp, &wr, &bad))
-		return "ibv_post_send failed";
-	if (!child_say(c, &ready, 1))
-		return "cannot write to the parent";
-	pause();
-	return NULL;
-}
-
 /* A process killed while its request waits for a retry: the fabric reaps
  * the process and the retry with it. The old mock freed the timer's
  * memory and left it on the fabric's list, where the survivor's watcher
@@ -893,8 +870,8 @@ void rdmamock_fabric__killed_while_retrying(void **state)
 	rc_require_mock("observes the fabric's reaping");
 	shared_fabric();
 	held = (long (*)(int))fx_mock_call("rdmamock_fabric_held");
-	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	child_start(&c, retrying_peer, NULL);
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC); /* left in RESET: nothing answers */
+	child_start(&c, rc_peer, &(bool){ true });
 	child_expect(&c, &theirs, sizeof theirs);
 	theirs.qpn = q.qp->qp_num;
 	if (plain_gid(q.ctx, &theirs.gid) < 0)

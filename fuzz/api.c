@@ -241,6 +241,16 @@ static void connect_request(struct rdma_cm_event *ev)
 	*f = (struct fid){ .id = id, .ch = listener->ch, .passive = true };
 }
 
+/* The event that ends what *want waited for (the call named), with the
+ * status of a success (ok) or of a failure. */
+static void answer(const struct rdma_cm_event *ev, bool *want, const char *call, bool ok)
+{
+	if (!*want)
+		broken("%s (%d) without %s", rdma_event_str(ev->event), ev->event, call);
+	*want = false;
+	check_status(ev, ok);
+}
+
 static void check_event(struct rdma_cm_event *ev)
 {
 	struct fid *f;
@@ -258,40 +268,32 @@ static void check_event(struct rdma_cm_event *ev)
 	switch ((int)ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		if (!f->want_addr)
-			broken("%s without rdma_resolve_addr", rdma_event_str(ev->event));
-		f->want_addr = false;
-		check_status(ev, ev->event == RDMA_CM_EVENT_ADDR_RESOLVED);
+		answer(ev, &f->want_addr, "rdma_resolve_addr", ev->event == RDMA_CM_EVENT_ADDR_RESOLVED);
 		break;
 	case RDMA_CM_EVENT_ADDRINFO_RESOLVED:
 	case RDMA_CM_EVENT_ADDRINFO_ERROR:
-		if (!f->want_addrinfo)
-			broken("event %d without rdma_resolve_addrinfo", ev->event);
-		f->want_addrinfo = false;
-		check_status(ev, ev->event == RDMA_CM_EVENT_ADDRINFO_RESOLVED);
+		answer(ev, &f->want_addrinfo, "rdma_resolve_addrinfo",
+		       ev->event == RDMA_CM_EVENT_ADDRINFO_RESOLVED);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		if (!f->want_route)
-			broken("%s without rdma_resolve_route", rdma_event_str(ev->event));
-		f->want_route = false;
-		check_status(ev, ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED);
+		answer(ev, &f->want_route, "rdma_resolve_route", ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED);
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		/* The REP of a connect without a QP: no RTU is sent until
+		 * rdma_establish, so the passive side may still reject (its
+		 * id destroyed in REP_SENT: cm_destroy_id sends a REJ). */
+		answer(ev, &f->want_conn, "a connect or accept", true);
+		f->want_conn = true;
+		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (!f->want_conn)
-			broken("%s without a connect or accept", rdma_event_str(ev->event));
-		f->want_conn = false;
+		answer(ev, &f->want_conn, "a connect or accept", true);
 		f->established = true;
-		check_status(ev, true);
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		if (!f->want_conn)
-			broken("%s without a connect or accept", rdma_event_str(ev->event));
-		f->want_conn = false;
-		check_status(ev, false);
+		answer(ev, &f->want_conn, "a connect or accept", false);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (!f->established || f->disconnected)
