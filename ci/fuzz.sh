@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: the API-sequence fuzzer (fuzz/api.c) on the ASan+UBSan build.
-# Every input of fuzz/regressions runs once (each one that crashed or broke
-# an invariant before its fix), then libFuzzer runs for SECONDS from the seed corpus (fuzz/corpus;
-# what it finds goes to BUILD/fuzz/corpus, a crashing input to
-# BUILD/fuzz/crash-*). Exit 0 only when nothing crashed or broke an
+# Every input of fuzz/regressions runs once (each one that crashed or
+# broke an invariant before its fix), then libFuzzer runs for SECONDS from
+# the seed corpus (fuzz/corpus; what it finds goes to BUILD/fuzz/corpus, a
+# crashing input to BUILD/fuzz/crash-*). Exit 0 only when nothing crashed or broke an
 # invariant; the figures (runs, coverage, corpus) are printed either way.
 #   ci/fuzz.sh BUILD_DIR SECONDS
 set -euo pipefail
