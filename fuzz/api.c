@@ -546,20 +546,29 @@ static void op_addrinfo(struct fid *f, uint8_t a, uint8_t b)
 		f->want_addrinfo = true;
 }
 
-/* mlx5dv_modify_qp_udp_sport on a CM QP: success only in RTS, RC or UC. */
+/* mlx5dv_modify_qp_udp_sport: success only on an RC or UC QP the device
+ * holds in RTS. The device's state is read before the call (after it, the
+ * device may have moved the QP to ERR meanwhile, as a request that was
+ * being retried fails), and the library's record, qp->state, which
+ * ibv_query_qp updates, is put back: the call sees what the program's
+ * own record says. A QP the device holds in ERR never goes back to RTS
+ * by itself. */
 static void udp_sport(struct ibv_qp *qp, uint8_t a, uint8_t b)
 {
+	enum ibv_qp_state recorded = qp->state;
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
-	int ret = mlx5dv_modify_qp_udp_sport(qp, (uint16_t)(a << 8 | b));
+	int ret;
 
+	check_verbs("ibv_query_qp", ibv_query_qp(qp, &attr, IBV_QP_STATE, &init));
+	qp->state = recorded;
+	ret = mlx5dv_modify_qp_udp_sport(qp, (uint16_t)(a << 8 | b));
 	if (ret) {
 		check_verbs("mlx5dv_modify_qp_udp_sport", ret);
 		return;
 	}
-	check_verbs("ibv_query_qp", ibv_query_qp(qp, &attr, IBV_QP_STATE, &init));
 	if (attr.qp_state != IBV_QPS_RTS || (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC))
-		broken("mlx5dv_modify_qp_udp_sport succeeded on a QP of type %d in state %d",
+		broken("mlx5dv_modify_qp_udp_sport succeeded on a QP of type %d that the device held in state %d",
 		       qp->qp_type, attr.qp_state);
 }
 
