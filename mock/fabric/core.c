@@ -92,6 +92,14 @@ static uint64_t run_timers(void)
 		fab_free(t);
 	}
 	next = t ? t->due_ns : 0;
+	/* Said while the fabric is still locked: a timer added after this
+	 * is added after the watcher looked, and watcher_kick, which its
+	 * adder calls once unlocked, compares it with this deadline. Said
+	 * later, a timer added in between would be compared with the
+	 * deadline just fired, and the watcher would sleep past it. */
+	pthread_mutex_lock(&watcher.lock);
+	watcher.sleeping_until = next;
+	pthread_mutex_unlock(&watcher.lock);
 	fab_unlock();
 	fab_mutex_unlock(fab_verbs_lock());
 	return next;
@@ -160,9 +168,6 @@ static void *watcher_main(void *arg)
 		bool polling = false;
 
 		next = run_timers();
-		pthread_mutex_lock(&watcher.lock);
-		watcher.sleeping_until = next;
-		pthread_mutex_unlock(&watcher.lock);
 		pfd[0].fd = bell->fd;
 		pfd[0].events = POLLIN;
 		if (shared)
