@@ -5,6 +5,10 @@
  * objects linked either way report the truth. The runner loads the profile
  * before any test forks; the children inherit it. */
 #include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,45 @@ bool rc_backend_is_mock(void)
 const char *rc_backend_name(void)
 {
 	return rc_backend_is_mock() ? "mock" : "real";
+}
+
+/* ------------------------------------------------------------ time */
+
+static struct {
+	pthread_once_t once;
+	uint64_t (*now)(void);
+	int (*poll)(struct pollfd *, nfds_t, int);
+} clock_api = { .once = PTHREAD_ONCE_INIT };
+
+static void clock_find(void)
+{
+	clock_api.now = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "rdmamock_clock_ns");
+	clock_api.poll = (int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_DEFAULT, "rdmamock_poll");
+}
+
+uint64_t rc_now_ns(void)
+{
+	struct timespec ts;
+
+	pthread_once(&clock_api.once, clock_find);
+	if (clock_api.now)
+		return clock_api.now();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int rc_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
+{
+	pthread_once(&clock_api.once, clock_find);
+	return clock_api.poll ? clock_api.poll(fds, nfds, timeout_ms) : poll(fds, nfds, timeout_ms);
+}
+
+void rc_sleep_ms(int ms)
+{
+	uint64_t until = rc_now_ns() + (uint64_t)ms * 1000000u, now;
+
+	while ((now = rc_now_ns()) < until)
+		rc_poll(NULL, 0, (int)((until - now + 999999) / 1000000));
 }
 
 /* ------------------------------------------------------------ the profile */

@@ -184,7 +184,7 @@ static void cq_event(void **state)
 	sge = (struct ibv_sge){ (uintptr_t)q.buf, 8, q.mr->lkey };
 	FX_VERBS_OK(ibv_req_notify_cq(cq, 0));
 	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
-	assert_int_equal(poll(&pfd, 1, 50), 0);
+	assert_int_equal(rc_poll(&pfd, 1, 50), 0);
 	fx_qp_to(&self, IBV_QPS_INIT);
 	FX_VERBS_OK(ibv_post_recv(self.qp, &rwr, &bad));
 	FX_VERBS_OK(ibv_modify_qp(self.qp, &err, IBV_QP_STATE));

@@ -173,54 +173,64 @@ void rdma_get_cm_event__nonblocking(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
-static void *ack_later(void *event)
+struct waiter {
+	struct rdma_event_channel *ch;
+	int ret;
+	pid_t tid;
+};
+
+struct acker {
+	struct rdma_cm_event *event;
+	pid_t waiter; /* the thread in rdma_destroy_id */
+	int acked;
+};
+
+/* Acks once the destroying thread blocks. */
+static void *ack_later(void *arg)
 {
-	usleep(300 * 1000);
-	rdma_ack_cm_event(event);
+	struct acker *a = arg;
+
+	fx_await_sleeping(a->waiter);
+	__atomic_store_n(&a->acked, 1, __ATOMIC_RELEASE);
+	rdma_ack_cm_event(a->event);
 	return NULL;
-}
-
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 void rdma_destroy_id__waits_for_ack(void **state)
 {
+	struct acker a = { .waiter = fx_tid() };
 	struct fx fx;
-	struct rdma_cm_event *ev;
-	struct timespec t0;
 	pthread_t acker;
 
 	fx_reach(&fx, AF_INET, FX_RESOLVE_CALLED);
-	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
-	assert_int_equal(pthread_create(&acker, NULL, ack_later, ev), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	a.event = fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+	assert_int_equal(pthread_create(&acker, NULL, ack_later, &a), 0);
 	FX_OK(rdma_destroy_id(fx.client));
 	fx.client = NULL;
-	assert_true(seconds_since(&t0) >= 0.25);
+	if (!__atomic_load_n(&a.acked, __ATOMIC_ACQUIRE))
+		fail_msg("rdma_destroy_id returned before its event was acked");
 	pthread_join(acker, NULL);
 	fx_release(&fx);
 }
 
-static void *read_one(void *channel)
+static void *read_one(void *arg)
 {
+	struct waiter *w = arg;
 	struct rdma_cm_event *ev;
 
-	if (!rdma_get_cm_event(channel, &ev))
+	__atomic_store_n(&w->tid, fx_tid(), __ATOMIC_RELEASE);
+	if (!rdma_get_cm_event(w->ch, &ev))
 		rdma_ack_cm_event(ev);
 	return NULL;
 }
 
 /* The channel's fd is the caller's: its flags read the same before, all
  * through a blocking rdma_get_cm_event in another thread (sampled every
- * millisecond for 200 ms), and after. */
+ * 100 us until that thread blocks, and 20 times more), and after. */
 void rdma_get_cm_event__fd_flags_untouched(void **state)
 {
-	struct rdma_event_channel *ch = fx_channel();
+	struct waiter w = { .ch = fx_channel() };
+	struct rdma_event_channel *ch = w.ch;
 	struct sockaddr_storage addr;
 	struct rdma_cm_id *id;
 	int before = fcntl(ch->fd, F_GETFL), changed = 0;
@@ -228,10 +238,15 @@ void rdma_get_cm_event__fd_flags_untouched(void **state)
 
 	assert_true(before >= 0);
 	assert_int_equal(before & O_NONBLOCK, 0);
-	assert_int_equal(pthread_create(&reader, NULL, read_one, ch), 0);
-	for (int i = 0; i < 200; i++) {
+	assert_int_equal(pthread_create(&reader, NULL, read_one, &w), 0);
+	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE)) {
 		changed += fcntl(ch->fd, F_GETFL) != before;
-		usleep(1000);
+		usleep(100);
+	}
+	fx_await_sleeping(w.tid);
+	for (int i = 0; i < 20; i++) {
+		changed += fcntl(ch->fd, F_GETFL) != before;
+		usleep(100);
 	}
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
@@ -290,16 +305,12 @@ void rdma_accept__stale_without_qps(void **state)
 	fx_release(&fx);
 }
 
-struct waiter {
-	struct rdma_event_channel *ch;
-	int ret;
-};
-
 static void *wait_for_event(void *arg)
 {
 	struct waiter *w = arg;
 	struct rdma_cm_event *ev;
 
+	__atomic_store_n(&w->tid, fx_tid(), __ATOMIC_RELEASE);
 	w->ret = rdma_get_cm_event(w->ch, &ev);
 	return NULL;
 }
@@ -317,9 +328,11 @@ void rdma_destroy_event_channel__while_a_thread_waits(void **state)
 	rc_require_mock("the mock's channel outlives a waiting reader");
 	w.ch = fx_channel();
 	assert_int_equal(pthread_create(&t, NULL, wait_for_event, &w), 0);
-	usleep(100000);
+	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	fx_await_sleeping(w.tid);
 	rdma_destroy_event_channel(w.ch);
-	usleep(200000);
+	usleep(20000);
 	assert_int_equal(pthread_tryjoin_np(t, NULL), EBUSY); /* still waiting */
 	assert_int_equal(w.ret, 1);
 	pthread_detach(t);

@@ -201,7 +201,7 @@ void rdma_destroy_id__unacked_event(void **state)
 
 static void *ack_later(void *ev)
 {
-	sleep(3);
+	rc_sleep_ms(3000); /* on the mock's clock: after the 2 s report */
 	rdma_ack_cm_event(ev);
 	return NULL;
 }

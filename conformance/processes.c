@@ -146,10 +146,7 @@ static void child_end(struct child *c, bool kill_it)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rc_now_ns() / 1000000u;
 }
 
 /* ---------------------------------------------------------------- a connection */
@@ -885,6 +882,6 @@ void rdmamock_fabric__killed_while_retrying(void **state)
 	if (after != -ESRCH)
 		fail_msg("5 s after it was killed, the process still holds %ld objects", after);
 	/* Past the retry's deadline (timeout 14: 67 ms, twice). */
-	poll(NULL, 0, 300);
+	rc_sleep_ms(300);
 	fx_qp_release(&q);
 }

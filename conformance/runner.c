@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #define RUN_CHILD_TIMEOUT_MS 10000
 #define GRACE_MS 1000 /* for pipes to close once the child has exited */
 #define POLL_SLICE_MS 100
+#define JOBS_MAX 64 /* -j */
 
 struct options {
 	const char **globs;
@@ -32,7 +34,7 @@ struct options {
 	const char *tap, *junit, *results, *matrix, *profile, *compare;
 	struct rc_column *columns;
 	size_t ncolumns;
-	unsigned timeout;
+	unsigned timeout, jobs;
 	bool list, verbose, strict, serve, inline_run;
 };
 
@@ -43,6 +45,8 @@ static void usage(FILE *f, const char *prog)
 		"  --list            list the tests and the clause each checks\n"
 		"  -t GLOB           run only tests whose name matches (repeatable)\n"
 		"  --timeout SEC     per-test timeout (default 30)\n"
+		"  -j N              run N tests at once (the mock only, each on a\n"
+		"                    fabric of its own; default 1)\n"
 		"  -v                print every test's output, not only failures'\n"
 		"  --strict          a skip for a missing capability is a failure,\n"
 		"                    and a stale deviation in the profile fails the run\n"
@@ -164,10 +168,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	*o = (struct options){ .timeout = 30 };
+	*o = (struct options){ .timeout = 30, .jobs = 1 };
 	o->globs = xcalloc(argc, sizeof(*o->globs));
 	o->columns = xcalloc(argc, sizeof(*o->columns));
-	while ((c = getopt_long(argc, argv, "t:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:vhj:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': o->globs[o->nglobs++] = optarg; break;
 		case 'v': o->verbose = true; break;
@@ -182,6 +186,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_INLINE: o->inline_run = true; break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_COMPARE: o->compare = optarg; break;
+		case 'j':
+			if (!parse_timeout(optarg, &o->jobs) || o->jobs > JOBS_MAX) {
+				fprintf(stderr, "%s: -j wants a number of tests at once "
+					"(1..%d), not '%s'\n", argv[0], JOBS_MAX, optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_TIMEOUT:
 			if (!parse_timeout(optarg, &o->timeout)) {
 				fprintf(stderr, "%s: --timeout wants whole seconds "
@@ -335,7 +346,7 @@ static int cmocka_run_one(const char *name, CMUnitTestFunction fn)
 }
 
 static _Noreturn void child_main(const struct rc_test *t, pid_t runner,
-				 int out_fd, int note_fd)
+				 int out_fd, int note_fd, bool parallel)
 {
 	int devnull = open("/dev/null", O_RDONLY);
 	char failed_text[16];
@@ -352,6 +363,13 @@ static _Noreturn void child_main(const struct rc_test *t, pid_t runner,
 		dup2(devnull, STDIN_FILENO);
 	dup2(out_fd, STDOUT_FILENO);
 	dup2(out_fd, STDERR_FILENO);
+	/* Beside other workers (-j), the pipes of the tests they are starting
+	 * are open here too: keep only ours, or their reader waits for us. */
+	if (parallel) {
+		if (note_fd != 3 && dup2(note_fd, 3) == 3)
+			note_fd = 3;
+		close_range((unsigned)note_fd + 1, ~0U, 0);
+	}
 	setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose output */
 	notes_fd = note_fd;
 	child_test = t;
@@ -707,19 +725,21 @@ static void classify(struct rc_result *r, int status, bool timed_out,
 	apply_deviation(r);
 }
 
-/* The child running now, for the interrupt handler to take down with us. */
-static volatile sig_atomic_t running_child;
+/* The children running now (one per worker, -j), for the interrupt
+ * handler to take down with us. */
+static volatile sig_atomic_t running_child[JOBS_MAX];
 
 static void on_interrupt(int sig)
 {
-	if (running_child > 0)
-		kill(-running_child, SIGKILL);
+	for (int i = 0; i < JOBS_MAX; i++)
+		if (running_child[i] > 0)
+			kill(-running_child[i], SIGKILL);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
 static void run_one_test(const struct rc_test *t, const struct options *o,
-			 struct rc_result *r)
+			 struct rc_result *r, int worker)
 {
 	struct buf output = { 0 }, notes_text = { 0 };
 	struct child_notes notes;
@@ -739,7 +759,7 @@ static void run_one_test(const struct rc_test *t, const struct options *o,
 	if (pid == 0) {
 		close(out[0]);
 		close(notes_pipe[0]);
-		child_main(t, runner, out[1], notes_pipe[1]);
+		child_main(t, runner, out[1], notes_pipe[1], o->jobs > 1);
 	}
 	close(out[1]);
 	close(notes_pipe[1]);
@@ -751,12 +771,12 @@ static void run_one_test(const struct rc_test *t, const struct options *o,
 		return;
 	}
 	setpgid(pid, pid); /* as the child does: whichever runs first */
-	running_child = pid;
+	running_child[worker] = pid;
 	timed_out = collect_child(pid, -pid,
 				  (struct pipe_in[]){ { out[0], &output },
 						      { notes_pipe[0], &notes_text } },
 				  2, o->timeout * 1000L, &status);
-	running_child = 0;
+	running_child[worker] = 0;
 	r->seconds = now_seconds() - start;
 	r->output = tidy_output(&output);
 	parse_notes(notes_text.data ? notes_text.data : (char[]){ "" }, &notes);
@@ -965,6 +985,62 @@ static int print_summary(const struct rc_run *run, struct rc_result *res,
 	return counts[RC_FAIL] || (stale && o->strict) ? 1 : 0;
 }
 
+/* -j: workers, each a thread that runs one test's child at a time; the
+ * results are printed in the order of the selection, as soon as all the
+ * tests before them have ended. */
+struct workers {
+	const struct options *o;
+	const struct rc_test **sel;
+	struct rc_result *res;
+	bool *done;
+	size_t n, next, printed;
+	int count;
+	pthread_mutex_t lock;
+};
+
+static void *worker_main(void *arg)
+{
+	struct workers *w = arg;
+	int me;
+	size_t i;
+
+	pthread_mutex_lock(&w->lock);
+	me = w->count++;
+	while ((i = w->next) < w->n) {
+		w->next++;
+		pthread_mutex_unlock(&w->lock);
+		run_one_test(w->sel[i], w->o, &w->res[i], me);
+		pthread_mutex_lock(&w->lock);
+		w->done[i] = true;
+		while (w->printed < w->n && w->done[w->printed])
+			print_result(&w->res[w->printed++], w->o->verbose);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void run_selection(const struct options *o, const struct rc_test **sel,
+		      struct rc_result *res, size_t n)
+{
+	struct workers w = { .o = o, .sel = sel, .res = res, .n = n,
+			     .done = xcalloc(n ? n : 1, sizeof(bool)),
+			     .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t threads[JOBS_MAX];
+	unsigned started = 0;
+
+	for (; o->jobs > 1 && started < o->jobs && started < n; started++)
+		if (pthread_create(&threads[started], NULL, worker_main, &w)) {
+			fprintf(stderr, "rdmacheck: -j: cannot start a worker thread; "
+				"%u run\n", started);
+			break;
+		}
+	if (!started)
+		worker_main(&w);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(w.done);
+}
+
 static int run_suite(const struct options *o, const struct rc_test **sel,
 		     size_t n, const char *binary)
 {
@@ -983,10 +1059,7 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 		return EXIT_USAGE;
 	signal(SIGINT, on_interrupt);
 	signal(SIGTERM, on_interrupt);
-	for (size_t i = 0; i < n; i++) {
-		run_one_test(sel[i], o, &res[i]);
-		print_result(&res[i], o->verbose);
-	}
+	run_selection(o, sel, res, n);
 	run.seconds = now_seconds() - start;
 	rc = print_summary(&run, res, o);
 	reports_ok = finish_report(tap, o->tap, rc_write_tap, &run);
@@ -1031,6 +1104,24 @@ static int run_inline(const struct rc_test **sel, size_t n)
 	return failed;
 }
 
+/* Tests at once need a fabric each: the mock, on private fabrics. */
+static bool parallel_ok(const char *prog)
+{
+	const char *fabric = getenv("RDMAMOCK_FABRIC");
+
+	if (!rc_backend_is_mock()) {
+		fprintf(stderr, "%s: -j: the real backend's tests share its device; "
+			"they run one at a time\n", prog);
+		return false;
+	}
+	if (fabric && strcmp(fabric, "private")) {
+		fprintf(stderr, "%s: -j: RDMAMOCK_FABRIC=%s is one fabric for every test; "
+			"they run one at a time on it\n", prog, fabric);
+		return false;
+	}
+	return true;
+}
+
 static int run_or_list(const struct options *o, const char *binary)
 {
 	const struct rc_test **sel = xcalloc(rc_test_count, sizeof(*sel));
@@ -1039,6 +1130,8 @@ static int run_or_list(const struct options *o, const char *binary)
 
 	if (rc == 0)
 		rc = select_tests(o, sel, &n);
+	if (rc == 0 && o->jobs > 1 && !o->list && !o->inline_run && !parallel_ok(binary))
+		rc = EXIT_USAGE;
 	if (rc == 0 && o->list)
 		print_list(sel, n);
 	else if (rc == 0 && o->inline_run)

@@ -317,21 +317,32 @@ void ibv_modify_srq__limit_event(void **state)
 	release_with_srq(&q, srq);
 }
 
-static void *ack_async_later(void *event)
+struct async_acker {
+	struct ibv_async_event *event;
+	pid_t waiter; /* the thread in ibv_destroy_srq */
+	int acked;
+};
+
+/* Acks once the destroying thread blocks. */
+static void *ack_async_later(void *arg)
 {
-	usleep(300 * 1000);
-	ibv_ack_async_event(event);
+	struct async_acker *a = arg;
+
+	fx_await_sleeping(a->waiter);
+	__atomic_store_n(&a->acked, 1, __ATOMIC_RELEASE);
+	ibv_ack_async_event(a->event);
 	return NULL;
 }
 
 /* An SRQ whose limit event was read and not yet acked: ibv_destroy_srq
- * returns only once another thread acks it, 300 ms later
+ * returns only once another thread acks it, which it does once the
+ * destroying thread blocks
  * (libibverbs cmd_srq.c ibv_cmd_destroy_srq waits for events_completed). */
 void ibv_ack_async_event__destroy_waits(void **state)
 {
 	struct ibv_srq_attr attr = { .srq_limit = 3 };
 	struct ibv_async_event ev;
-	struct timespec t0, t1;
+	struct async_acker a = { .event = &ev, .waiter = fx_tid() };
 	struct ibv_srq *srq;
 	pthread_t acker;
 	struct fx_qp q;
@@ -345,13 +356,11 @@ void ibv_ack_async_event__destroy_waits(void **state)
 	fx_async_expect(q.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, EVENT_MS, &ev);
 	FX_VERBS_OK(ibv_destroy_qp(q.qp));
 	q.qp = NULL;
-	assert_int_equal(pthread_create(&acker, NULL, ack_async_later, &ev), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(pthread_create(&acker, NULL, ack_async_later, &a), 0);
 	FX_VERBS_OK(ibv_destroy_srq(srq));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	pthread_join(acker, NULL);
-	if ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 0.25)
+	if (!__atomic_load_n(&a.acked, __ATOMIC_ACQUIRE))
 		fail_msg("ibv_destroy_srq returned before the event was acked");
+	pthread_join(acker, NULL);
 	fx_qp_release(&q);
 }
 

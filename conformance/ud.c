@@ -164,16 +164,13 @@ static void expect_received(struct ud *u, struct ibv_wc *wc, uint32_t len, uint8
 				 (uint8_t)(pattern + i));
 }
 
+/* A completion stays until polled: none after ms is none within it. */
 static bool cq_quiet(struct ibv_cq *cq, int ms)
 {
 	struct ibv_wc wc;
 
-	for (int waited = 0; waited < ms; waited += 10) {
-		if (ibv_poll_cq(cq, 1, &wc))
-			return false;
-		poll(NULL, 0, 10);
-	}
-	return true;
+	rc_sleep_ms(ms);
+	return ibv_poll_cq(cq, 1, &wc) == 0;
 }
 
 static uint32_t qkey_violations(struct ibv_context *ctx)

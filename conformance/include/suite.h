@@ -4,6 +4,7 @@
 #ifndef RDMACHECK_SUITE_H
 #define RDMACHECK_SUITE_H
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,15 @@ void rc_note_documented(bool held);
  * "real" otherwise. Mock-only checks use rc_require_mock(). */
 bool rc_backend_is_mock(void);
 const char *rc_backend_name(void);
+/* Time as the backend keeps it: on the mock, the fabric's clock, which jumps
+ * over what cannot happen (rdmamock_clock_ns, rdmamock_poll); on a real
+ * device, CLOCK_MONOTONIC. A clause about a duration measures it with
+ * rc_now_ns; a wait for what should not come (nothing more arrives) is an
+ * rc_poll, which on the mock returns as soon as the fabric is quiet and
+ * nothing is due before its timeout; rc_sleep_ms sleeps on that clock. */
+uint64_t rc_now_ns(void);
+int rc_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
+void rc_sleep_ms(int ms);
 #define rc_require_mock(why)                                         \
 	do {                                                         \
 		if (!rc_backend_is_mock())                           \

@@ -140,9 +140,9 @@ struct port_back {
 static void *port_back_up(void *arg)
 {
 	struct port_back *b = arg;
-	struct timespec t = { .tv_sec = b->ms / 1000, .tv_nsec = (long)(b->ms % 1000) * 1000000 };
 
-	while (nanosleep(&t, &t) && errno == EINTR)
+	/* On the fabric's clock, which may jump there. */
+	while (fab_clock_poll(NULL, 0, (int)b->ms) < 0 && errno == EINTR)
 		;
 	rdmamock_port_set(b->name, 1);
 	free(b);
@@ -203,4 +203,19 @@ MOCK_EXPORT int rdmamock_addr_change(const char *name)
 		fab_addr_change_locked(dev);
 	fab_unlock();
 	return dev ? 0 : -ENODEV;
+}
+
+MOCK_EXPORT uint64_t rdmamock_clock_ns(void)
+{
+	fab_attach();
+	return fab_now_ns();
+}
+
+MOCK_EXPORT int rdmamock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
+{
+	if (nfds && !fds) {
+		errno = EFAULT;
+		return -1;
+	}
+	return fab_clock_poll(fds, nfds, timeout_ms);
 }

@@ -1022,7 +1022,8 @@ void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg)
 		dreq_arrives(id);
 		break;
 	case TIMER_VERBS:
-		break; /* core.c hands these to the verbs layer */
+	case TIMER_WAKE:
+		break; /* core.c fires these itself */
 	}
 }
 

@@ -20,6 +20,7 @@ void fab_state_init(struct fabric *f)
 	f->next_qpn = FAB_QPN_FIRST;
 	f->next_srqn = 1;
 	f->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
+	fab_clock_init(&f->clock);
 	topology_init_locked();
 }
 
@@ -35,14 +36,6 @@ static struct {
 	bool tried; /* read without the lock (atomics): fab_lock asks it first */
 	uint64_t sleeping_until; /* 0: not asleep on a deadline */
 } watcher = { .lock = PTHREAD_MUTEX_INITIALIZER, .started_cond = PTHREAD_COND_INITIALIZER };
-
-uint64_t fab_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void (*verbs_fire)(void *obj, int arg);
 
@@ -70,19 +63,26 @@ static struct fab_timer **first_fireable(void)
 	return pos;
 }
 
-/* Fire what is due; the next deadline (0: none). The verbs lock is taken
+/* Fire what is due (first jumping the clock to the first timer, if
+ * jump), and say whether anything fired; the next deadline (0: none). The verbs lock is taken
  * first, as everywhere (a verbs timer's object cannot go meanwhile), then
  * the fabric's. */
-static uint64_t run_timers(void)
+static uint64_t run_timers(bool jump, bool *fired)
 {
 	struct fab_timer **pos, *t;
 	uint64_t next;
 
 	fab_mutex_lock(fab_verbs_lock());
 	fab_lock();
+	/* A quiet fabric's clock jumps to its first timer, whoever fires it. */
+	if (jump && fab.timers)
+		fab_clock_jump_locked(fab.timers->due_ns);
 	while ((t = *(pos = first_fireable())) && t->due_ns <= fab_now_ns()) {
 		*pos = t->next;
-		if (t->kind != TIMER_VERBS) {
+		*fired = true;
+		if (t->kind == TIMER_WAKE) {
+			fab_bell_ring(t->obj);
+		} else if (t->kind != TIMER_VERBS) {
 			cm_timer_fire(t->id, t->kind, t->arg);
 		} else {
 			fab_unlock();
@@ -150,6 +150,7 @@ static void *watcher_main(void *arg)
 	struct watched w[FAB_MEMBERS_MAX];
 	struct pollfd pfd[FAB_MEMBERS_MAX + 1];
 	bool shared;
+	uint64_t seen = 0, quiet_since = 0;
 
 	/* First, before any call that may wait for the fabric's attach (the
 	 * thread that started this one may be attaching). */
@@ -157,17 +158,28 @@ static void *watcher_main(void *arg)
 	watcher.started = true;
 	pthread_cond_broadcast(&watcher.started_cond);
 	pthread_mutex_unlock(&watcher.lock);
+	fab_clock_is_watcher();
 	shared = fab_is_shared();
 	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
 		w[i].pid = 0;
 		w[i].fd = -1;
 	}
 	for (;;) {
-		uint64_t next, now;
+		uint64_t next, now, real = fab_mono_ns(), activity = fab_clock_activity();
 		int n = 1, timeout = -1;
-		bool polling = false;
+		bool polling = false, fired = false;
 
-		next = run_timers();
+		/* Quiet since when: since the last taking of a lock by a member,
+		 * or the last timer fired (what it made happen gets its chance). */
+		if (activity != seen) {
+			seen = activity;
+			quiet_since = real;
+		}
+		next = run_timers(fab_clock_auto() && real - quiet_since >= FAB_QUIET_NS, &fired);
+		if (fired) {
+			quiet_since = fab_mono_ns();
+			seen = fab_clock_activity();
+		}
 		pfd[0].fd = bell->fd;
 		pfd[0].events = POLLIN;
 		if (shared)
@@ -175,6 +187,15 @@ static void *watcher_main(void *arg)
 		now = fab_now_ns();
 		if (next)
 			timeout = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+		/* While a timer is pending, look again when the quiet would be long
+		 * enough to jump (another member may jump meanwhile). */
+		if (next && fab_clock_auto()) {
+			uint64_t at = quiet_since + FAB_QUIET_NS, r = fab_mono_ns();
+			int quiet_ms = at <= r ? 1 : (int)((at - r + 999999) / 1000000);
+
+			if (timeout > quiet_ms)
+				timeout = quiet_ms;
+		}
 		if (polling && (timeout < 0 || timeout > 200))
 			timeout = 200;
 		if (poll(pfd, (nfds_t)n, timeout) <= 0 && !polling)
@@ -289,6 +310,7 @@ void fab_lock(void)
 		starting = false;
 	}
 	fab_mutex_lock(&fab.lock);
+	fab_clock_busy();
 }
 
 void fab_unlock(void)
@@ -364,6 +386,25 @@ static void cancel_where(struct fab_id *id, void *obj)
 void fab_timer_cancel(struct fab_id *id)
 {
 	cancel_where(id, NULL);
+}
+
+void fab_timer_add_wake(struct fab_bell *bell, uint64_t due_ns)
+{
+	struct fab_timer *t = fab_alloc(sizeof *t);
+
+	if (!t) {
+		mock_log("out of memory scheduling a wait on the clock; it ends in real time");
+		return;
+	}
+	t->due_ns = due_ns;
+	t->obj = bell;
+	t->kind = TIMER_WAKE;
+	timer_insert(t);
+}
+
+void fab_timer_cancel_obj_locked(void *obj)
+{
+	cancel_where(NULL, obj);
 }
 
 void fab_timer_cancel_verbs(void *obj)

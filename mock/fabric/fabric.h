@@ -12,6 +12,8 @@
 #define RDMAMOCK_FABRIC_H
 
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -316,6 +318,33 @@ bool fab_qp_server(uint32_t qpn, struct sockaddr_storage *server, int *port);
 void fab_timer_add_verbs(void *obj, int owner, uint64_t ns, int arg);
 void fab_timer_cancel_verbs(void *obj);
 void fab_set_verbs_timer(void (*fire)(void *obj, int arg));
+
+/* ---------------------------------------------------------------- the clock
+ *
+ * The fabric's clock (clock.c): CLOCK_MONOTONIC's scale, plus what it has
+ * jumped. Every timer of the fabric is on it. RDMAMOCK_CLOCK=real keeps it
+ * on wall time; by default it jumps to the next timer once the fabric is
+ * quiet. A member that takes the fabric's lock or the verbs lock makes the
+ * fabric busy (fab_clock_busy; fab_lock does it); a poll that may find
+ * nothing does not. */
+uint64_t fab_now_ns(void);
+uint64_t fab_mono_ns(void);
+void fab_clock_busy(void);
+/* A deadline on the clock that this thread waits for: a timer that rings
+ * the thread's own doorbell, whose fd fab_deadline_arm returns (or a
+ * negative errno); the clock may jump to it. No lock held. */
+struct fab_deadline {
+	uint64_t due_ns;
+	struct fab_bell *bell;
+};
+int fab_deadline_arm(struct fab_deadline *d, uint64_t ns);
+bool fab_deadline_passed(const struct fab_deadline *d);
+void fab_deadline_disarm(struct fab_deadline *d);
+/* pthread_cond_wait for a while (mutex held): true once d has passed. */
+bool fab_clock_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex,
+			 const struct fab_deadline *d);
+/* poll(2) with its timeout on the clock. */
+int fab_clock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
 
 /* Live object counts, for the control API's EBUSY checks. */
 int fab_live_ids(void);

@@ -5,6 +5,7 @@
 #ifndef RDMAMOCK_FABRIC_INTERNAL_H
 #define RDMAMOCK_FABRIC_INTERNAL_H
 
+#include <poll.h>
 #include <pthread.h>
 
 #include "arena.h"
@@ -122,12 +123,13 @@ enum fab_timer_kind {
 	TIMER_REP_ARRIVES, /* a delayed REP reaches the active side */
 	TIMER_DREQ_ARRIVES, /* a delayed DREQ reaches the peer */
 	TIMER_VERBS,       /* the verbs layer's (fab_timer_add_verbs) */
+	TIMER_WAKE,        /* a wait on the clock is over (clock.c): ring its bell */
 };
 struct fab_timer {
 	struct fab_timer *next;
 	uint64_t due_ns;
 	struct fab_id *id;  /* CM timers */
-	void *obj;          /* TIMER_VERBS */
+	void *obj;          /* TIMER_VERBS; TIMER_WAKE: its fab_bell */
 	enum fab_timer_kind kind;
 	int arg;
 };
@@ -161,8 +163,16 @@ struct fab_mcast {
 #define FAB_QP_BUCKETS 256
 
 /* Everything the fabric knows, in the arena (arena.c keeps it). */
+/* The fabric's clock (clock.c), in its shared state. */
+struct fab_clock {
+	uint64_t offset_ns; /* added to CLOCK_MONOTONIC; only grows */
+	uint64_t activity;  /* counts lock takings by members (not watchers) */
+	bool real;          /* RDMAMOCK_CLOCK=real: never jumps */
+};
+
 struct fabric {
 	pthread_mutex_t lock;
+	struct fab_clock clock;
 	struct fab_device *devices;
 	unsigned next_serial;
 	struct fab_id *live;
@@ -183,7 +193,15 @@ extern struct fabric *fab_fabric;
 void fab_state_init(struct fabric *f);
 void fab_lock(void);
 void fab_unlock(void);
-uint64_t fab_now_ns(void);
+/* The clock's own (clock.c; the rest is in fabric.h): the watcher jumps
+ * the clock (lock held) to a timer's due time once the fabric has been
+ * quiet. */
+void fab_clock_init(struct fab_clock *c);
+bool fab_clock_auto(void);
+void fab_clock_is_watcher(void);
+uint64_t fab_clock_activity(void);
+bool fab_clock_jump_locked(uint64_t due);
+#define FAB_QUIET_NS 2000000u /* 2 ms of real time */
 /* Tear down what a dead member had on the fabric, as the kernel does for
  * a process that is gone: its ids (their peers see them go), its QPs and
  * their multicast groups. Lock held. */
@@ -207,6 +225,8 @@ struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type ty
 void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
 void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg);
 void fab_timer_cancel(struct fab_id *id);
+void fab_timer_add_wake(struct fab_bell *bell, uint64_t due_ns);
+void fab_timer_cancel_obj_locked(void *obj);
 void fab_timer_reap_locked(int owner);
 /* Events queued on chan for id are moved to id's current channel. */
 void fab_move_events(struct fab_id *id, struct fab_chan *from);

@@ -190,20 +190,26 @@ void verbs_wait_async_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 			   const uint32_t *completed, uint32_t reported, const char *what,
 			   const void *obj)
 {
-	struct timespec deadline;
-	bool said = false;
+	struct fab_deadline note;
+	bool said;
 
 	pthread_mutex_lock(mutex);
+	said = *completed == reported;
+	pthread_mutex_unlock(mutex);
+	if (said)
+		return;
+	/* 2 s on the fabric's clock, armed before the caller's lock is taken. */
+	fab_deadline_arm(&note, 2000000000u);
+	pthread_mutex_lock(mutex);
 	while (*completed != reported) {
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += 2;
-		if (pthread_cond_timedwait(cond, mutex, &deadline) && !said) {
+		if (fab_clock_cond_wait(cond, mutex, &note) && !said) {
 			mock_log("%s(%p): waiting for %u unacknowledged event(s) of it; upstream blocks here too",
 				 what, obj, reported - *completed);
 			said = true;
 		}
 	}
 	pthread_mutex_unlock(mutex);
+	fab_deadline_disarm(&note);
 }
 
 /* A port went down or came up (rdmamock_port_set), told in the process

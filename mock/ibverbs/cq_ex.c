@@ -21,12 +21,10 @@ uint64_t verbs_device_clock(struct ibv_context *context)
 {
 	struct mock_context *mc = verbs_context_of(context, "completion timestamp");
 	uint64_t khz = verbs_profile_of(mc->mdev->personality)->hca_core_clock;
-	struct timespec ts;
-
 	if (!khz)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) / 1000u * khz / 1000u;
+	/* On the fabric's clock, as its timeouts are. */
+	return fab_now_ns() / 1000u * khz / 1000u;
 }
 
 /* Take the next completion as the current one: ENOENT when there is none. */
@@ -52,8 +50,11 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	MOCK_REQUIRE(attr, "ibv_start_poll", "attr is NULL (upstream reads its comp_mask)");
 	if (attr->comp_mask)
 		return EINVAL;
-	verbs_lock_take();
+	/* As ibv_poll_cq: an empty CQ is waiting, not activity. */
+	verbs_lock_take_quiet();
 	err = take(mcq);
+	if (!err)
+		fab_clock_busy();
 	verbs_lock_give();
 	return err;
 }

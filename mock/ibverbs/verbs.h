@@ -122,6 +122,7 @@ int verbs_dead_destroy(struct ibv_context *ctx);
  * Lock order: verbs_lock, then the fabric's lock (inside fab_* calls),
  * then an object's own mutex (ibv_cq, ibv_qp, ibv_srq). */
 void verbs_lock_take(void);
+void verbs_lock_take_quiet(void);
 void verbs_lock_give(void);
 
 /* What every process of the fabric must find (the fabric's arena keeps

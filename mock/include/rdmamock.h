@@ -11,6 +11,7 @@
 #ifndef RDMAMOCK_H
 #define RDMAMOCK_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -144,6 +145,17 @@ const char *rdmamock_point(int i);
  * (RDMAMOCK_COUNT=1 in the environment of one of them), whether or not a
  * fault fired; -ENOENT for an unknown point. rdmamock-sweep's first run. */
 long rdmamock_point_reached(const char *point);
+
+/* The fabric's clock (RDMAMOCK_CLOCK): nanoseconds on CLOCK_MONOTONIC's
+ * scale, plus every jump the clock has made. Every timeout of the mock is
+ * on it. With RDMAMOCK_CLOCK=real it is CLOCK_MONOTONIC; by default
+ * (auto) it jumps to the next timeout once every process of the fabric
+ * has left it alone for 2 ms (README, "The mock's clock"). */
+uint64_t rdmamock_clock_ns(void);
+/* poll(2), its timeout counted on the fabric's clock: when the fabric is
+ * quiet the clock jumps to it, so a wait for what cannot come returns at
+ * once. With no fds, a sleep. The return and errno are poll's. */
+int rdmamock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
 
 /* The errnos a call may give, from the errno tables (the README lists
  * them, with their sources): up to max of them into out, in the table's

@@ -396,15 +396,20 @@ static void unacked_names_locked(const struct cm_id *cid, char *buf, size_t size
  * ack), and under RDMAMOCK_STRICT that report aborts. */
 static void wait_for_acks(struct cm_id *cid, int reported)
 {
-	struct timespec deadline;
+	struct fab_deadline note;
 	bool said = false;
 	char names[256];
 
 	pthread_mutex_lock(&cid->mut);
+	said = cid->events_completed >= reported;
+	pthread_mutex_unlock(&cid->mut);
+	if (said)
+		return;
+	/* 2 s on the fabric's clock, armed before the id's lock is taken. */
+	fab_deadline_arm(&note, 2000000000u);
+	pthread_mutex_lock(&cid->mut);
 	while (cid->events_completed < reported) {
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += 2;
-		if (pthread_cond_timedwait(&cid->cond, &cid->mut, &deadline) && !said) {
+		if (fab_clock_cond_wait(&cid->cond, &cid->mut, &note) && !said) {
 			unacked_names_locked(cid, names, sizeof names);
 			said = true;
 			pthread_mutex_unlock(&cid->mut);
@@ -415,6 +420,7 @@ static void wait_for_acks(struct cm_id *cid, int reported)
 		}
 	}
 	pthread_mutex_unlock(&cid->mut);
+	fab_deadline_disarm(&note);
 }
 
 MOCK_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
