@@ -13,6 +13,8 @@ COVERAGE ?= 0
 SANITIZE ?=
 V        ?= 0
 TIMEOUT  ?= 30
+# Tests run at once on the mock (rdmacheck-mock -j): the cores.
+JOBS     ?= $(shell nproc 2>/dev/null || echo 1)
 
 ifeq ($(origin CC),default)
 CC := gcc
@@ -323,7 +325,7 @@ RESULTS := $(BUILD)/results
 run: all
 	@mkdir -p $(RESULTS)
 	@rc=0; \
-	$(RC_MOCK) --timeout $(TIMEOUT) --profile fixtures/devices/mock --tap $(RESULTS)/mock.tap --junit $(RESULTS)/mock.xml \
+	$(RC_MOCK) -j $(JOBS) --timeout $(TIMEOUT) --profile fixtures/devices/mock --tap $(RESULTS)/mock.tap --junit $(RESULTS)/mock.xml \
 	  --results $(RESULTS)/mock.tsv || rc=1; \
 	TIMEOUT=$(TIMEOUT) bash ci/check-2proc.sh $(BUILD) $(RESULTS) || rc=1; \
 	$(RC_REAL) --timeout $(TIMEOUT) --tap $(RESULTS)/real.tap --junit $(RESULTS)/real.xml \
@@ -335,7 +337,7 @@ run: all
 	exit $$rc
 
 check: all
-	@TIMEOUT=$(TIMEOUT) SANITIZE=$(SANITIZE) bash ci/check.sh $(BUILD)
+	@TIMEOUT=$(TIMEOUT) JOBS=$(JOBS) SANITIZE=$(SANITIZE) bash ci/check.sh $(BUILD)
 
 # Debian's RDMA programs, server and client as two processes, on the mock
 # (a fabric of this run's own). make check runs it too.
@@ -359,7 +361,7 @@ check-programs: all
 # fork is a fork of a threaded process: die_after_fork=0.
 check-threads: all
 	@mkdir -p $(BUILD)/check
-	@TSAN_OPTIONS="die_after_fork=0 $$TSAN_OPTIONS" $(RC_MOCK) --timeout $(TIMEOUT) \
+	@TSAN_OPTIONS="die_after_fork=0 $$TSAN_OPTIONS" $(RC_MOCK) -j $(JOBS) --timeout $(TIMEOUT) \
 	  --profile fixtures/devices/mock --tap $(BUILD)/check/threads.tap
 .PHONY: check-threads
 

@@ -19,7 +19,7 @@ bash ci/readme-calls.sh check README.md
 bash ci/check-devinfo.sh "$build/mock/lib"
 
 step "conformance suite on the mock"
-"$conf/rdmacheck-mock" --timeout "${TIMEOUT:-30}" --profile fixtures/devices/mock --tap "$out/mock.tap" \
+"$conf/rdmacheck-mock" -j "${JOBS:-$(nproc)}" --timeout "${TIMEOUT:-30}" --profile fixtures/devices/mock --tap "$out/mock.tap" \
 	--junit "$out/mock.xml" --results "$out/mock.tsv"
 prove --exec cat "$out/mock.tap" >"$out/prove.log" 2>&1 || {
 	cat "$out/prove.log"; echo "check: prove rejected $out/mock.tap" >&2; exit 1; }

@@ -9,7 +9,6 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +45,7 @@ static void usage(FILE *f, const char *prog)
 		"  -t GLOB           run only tests whose name matches (repeatable)\n"
 		"  --timeout SEC     per-test timeout (default 30)\n"
 		"  -j N              run N tests at once (the mock only, each on a\n"
-		"                    fabric of its own; default 1)\n"
+		"                    fabric of its own; default 1, at most 64)\n"
 		"  -v                print every test's output, not only failures'\n"
 		"  --strict          a skip for a missing capability is a failure,\n"
 		"                    and a stale deviation in the profile fails the run\n"
@@ -187,11 +186,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_COMPARE: o->compare = optarg; break;
 		case 'j':
-			if (!parse_timeout(optarg, &o->jobs) || o->jobs > JOBS_MAX) {
-				fprintf(stderr, "%s: -j wants a number of tests at once "
-					"(1..%d), not '%s'\n", argv[0], JOBS_MAX, optarg);
+			if (!parse_timeout(optarg, &o->jobs)) {
+				fprintf(stderr, "%s: -j wants a number of tests at once, "
+					"not '%s'\n", argv[0], optarg);
 				return EXIT_USAGE;
 			}
+			if (o->jobs > JOBS_MAX)
+				o->jobs = JOBS_MAX;
 			break;
 		case OPT_TIMEOUT:
 			if (!parse_timeout(optarg, &o->timeout)) {
@@ -738,21 +739,32 @@ static void on_interrupt(int sig)
 	raise(sig);
 }
 
-static void run_one_test(const struct rc_test *t, const struct options *o,
-			 struct rc_result *r, int worker)
+/* A test's child while it runs: its pipes, what they said, and where the
+ * collecting of it stands (as collect_child, one step at a time). */
+struct slot {
+	const struct rc_test *t;
+	struct rc_result *r;
+	struct buf output, notes;
+	struct pipe_in in[2];
+	pid_t pid;
+	int status;
+	double start, deadline;
+	bool reaped, timed_out;
+};
+
+/* Fork test t's child into s: false (r set) if it could not start. */
+static bool start_test(const struct rc_test *t, const struct options *o,
+		       struct rc_result *r, struct slot *s, int worker)
 {
-	struct buf output = { 0 }, notes_text = { 0 };
-	struct child_notes notes;
-	int out[2], notes_pipe[2], status;
-	double start = now_seconds();
-	bool timed_out;
+	int out[2], notes_pipe[2];
 	pid_t runner = getpid(), pid;
 
 	*r = (struct rc_result){ .test = t };
+	*s = (struct slot){ .t = t, .r = r, .start = now_seconds() };
 	if (pipe2(out, O_CLOEXEC) || pipe2(notes_pipe, O_CLOEXEC)) {
 		set_failed(r, "runner: pipe: %s", strerror(errno));
-		r->output = tidy_output(&output);
-		return;
+		r->output = tidy_output(&s->output);
+		return false;
 	}
 	fflush(NULL); /* else the child would write our buffered output again */
 	pid = fork();
@@ -767,22 +779,126 @@ static void run_one_test(const struct rc_test *t, const struct options *o,
 		close(out[0]);
 		close(notes_pipe[0]);
 		set_failed(r, "runner: fork: %s", strerror(errno));
-		r->output = tidy_output(&output);
-		return;
+		r->output = tidy_output(&s->output);
+		return false;
 	}
 	setpgid(pid, pid); /* as the child does: whichever runs first */
 	running_child[worker] = pid;
-	timed_out = collect_child(pid, -pid,
-				  (struct pipe_in[]){ { out[0], &output },
-						      { notes_pipe[0], &notes_text } },
-				  2, o->timeout * 1000L, &status);
-	running_child[worker] = 0;
-	r->seconds = now_seconds() - start;
-	r->output = tidy_output(&output);
-	parse_notes(notes_text.data ? notes_text.data : (char[]){ "" }, &notes);
-	classify(r, status, timed_out, &notes, o);
-	free(output.data);
-	free(notes_text.data);
+	s->pid = pid;
+	s->in[0] = (struct pipe_in){ out[0], &s->output };
+	s->in[1] = (struct pipe_in){ notes_pipe[0], &s->notes };
+	s->deadline = s->start + o->timeout;
+	return true;
+}
+
+/* One step of collecting s (its pipes were read): true once it is over.
+ * When the timeout passes first, its process group is killed. */
+static bool collect_step(struct slot *s)
+{
+	double left;
+
+	if (!s->reaped && reap(s->pid, &s->status, WNOHANG)) {
+		s->reaped = true;
+		s->deadline = now_seconds() + GRACE_MS / 1000.0;
+		kill(-s->pid, SIGKILL); /* stragglers left in its group */
+	}
+	if (s->reaped && !any_open(s->in, 2))
+		return true;
+	left = s->deadline - now_seconds();
+	if (left <= 0 && s->reaped)
+		return true; /* an escaped process holds a pipe: stop reading */
+	if (left <= 0) {
+		kill(-s->pid, SIGKILL);
+		s->timed_out = true;
+		reap(s->pid, &s->status, 0);
+		s->reaped = true;
+		s->deadline = now_seconds() + GRACE_MS / 1000.0;
+	}
+	return false;
+}
+
+static void finish_test(struct slot *s, const struct options *o)
+{
+	struct child_notes notes;
+
+	for (size_t i = 0; i < 2; i++)
+		if (s->in[i].fd >= 0)
+			close(s->in[i].fd);
+	s->r->seconds = now_seconds() - s->start;
+	s->r->output = tidy_output(&s->output);
+	parse_notes(s->notes.data ? s->notes.data : (char[]){ "" }, &notes);
+	classify(s->r, s->status, s->timed_out, &notes, o);
+	free(s->output.data);
+	free(s->notes.data);
+}
+
+/* Waits up to 100 ms for any running child's pipes and reads what is
+ * ready; 1 ms when a child has closed its pipes and is not yet reaped. */
+static void pump_slots(struct slot *slots, const bool *busy, unsigned n)
+{
+	struct pollfd pfd[2 * JOBS_MAX];
+	struct pipe_in *in[2 * JOBS_MAX];
+	nfds_t nfds = 0;
+	int ms = POLL_SLICE_MS;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!busy[i])
+			continue;
+		if (!any_open(slots[i].in, 2))
+			ms = 1;
+		for (int k = 0; k < 2; k++)
+			if (slots[i].in[k].fd >= 0) {
+				pfd[nfds] = (struct pollfd){ .fd = slots[i].in[k].fd, .events = POLLIN };
+				in[nfds++] = &slots[i].in[k];
+			}
+	}
+	if (poll(pfd, nfds, ms) <= 0)
+		return;
+	for (nfds_t i = 0; i < nfds; i++)
+		if (pfd[i].revents)
+			read_ready(in[i]);
+}
+
+static void print_result(const struct rc_result *r, bool verbose);
+
+/* The selection's tests, o->jobs at once (each child on its own fabric);
+ * the results are printed in the selection's order, each as soon as all
+ * before it have ended. */
+static void run_selection(const struct options *o, const struct rc_test **sel,
+			  struct rc_result *res, size_t n)
+{
+	struct slot slots[JOBS_MAX];
+	bool busy[JOBS_MAX] = { false }, *done = xcalloc(n ? n : 1, sizeof(bool));
+	unsigned jobs = o->jobs < 1 ? 1 : o->jobs;
+	size_t next = 0, printed = 0, running = 0;
+
+	while (printed < n) {
+		for (unsigned i = 0; i < jobs && next < n; i++) {
+			if (busy[i])
+				continue;
+			if (start_test(sel[next], o, &res[next], &slots[i], (int)i)) {
+				busy[i] = true;
+				running++;
+			} else {
+				done[next] = true;
+			}
+			next++;
+		}
+		if (running)
+			pump_slots(slots, busy, jobs);
+		for (unsigned i = 0; i < jobs; i++) {
+			if (!busy[i] || !collect_step(&slots[i]))
+				continue;
+			finish_test(&slots[i], o);
+			running_child[i] = 0;
+			done[slots[i].r - res] = true;
+			busy[i] = false;
+			running--;
+		}
+		while (printed < n && done[printed])
+			print_result(&res[printed++], o->verbose);
+	}
+	free(done);
 }
 
 /* ------------------------------------------------------------ rc_run_child */
@@ -985,61 +1101,6 @@ static int print_summary(const struct rc_run *run, struct rc_result *res,
 	return counts[RC_FAIL] || (stale && o->strict) ? 1 : 0;
 }
 
-/* -j: workers, each a thread that runs one test's child at a time; the
- * results are printed in the order of the selection, as soon as all the
- * tests before them have ended. */
-struct workers {
-	const struct options *o;
-	const struct rc_test **sel;
-	struct rc_result *res;
-	bool *done;
-	size_t n, next, printed;
-	int count;
-	pthread_mutex_t lock;
-};
-
-static void *worker_main(void *arg)
-{
-	struct workers *w = arg;
-	int me;
-	size_t i;
-
-	pthread_mutex_lock(&w->lock);
-	me = w->count++;
-	while ((i = w->next) < w->n) {
-		w->next++;
-		pthread_mutex_unlock(&w->lock);
-		run_one_test(w->sel[i], w->o, &w->res[i], me);
-		pthread_mutex_lock(&w->lock);
-		w->done[i] = true;
-		while (w->printed < w->n && w->done[w->printed])
-			print_result(&w->res[w->printed++], w->o->verbose);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
-static void run_selection(const struct options *o, const struct rc_test **sel,
-		      struct rc_result *res, size_t n)
-{
-	struct workers w = { .o = o, .sel = sel, .res = res, .n = n,
-			     .done = xcalloc(n ? n : 1, sizeof(bool)),
-			     .lock = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t threads[JOBS_MAX];
-	unsigned started = 0;
-
-	for (; o->jobs > 1 && started < o->jobs && started < n; started++)
-		if (pthread_create(&threads[started], NULL, worker_main, &w)) {
-			fprintf(stderr, "rdmacheck: -j: cannot start a worker thread; "
-				"%u run\n", started);
-			break;
-		}
-	if (!started)
-		worker_main(&w);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(w.done);
-}
 
 static int run_suite(const struct options *o, const struct rc_test **sel,
 		     size_t n, const char *binary)

@@ -107,7 +107,7 @@ static char task_state(int pid, const char *tid)
 /* Whether every thread of every member sleeps (but the caller): one that
  * runs, or waits for a CPU, or is stopped, may yet do something before
  * the next timer. A thread that cannot be looked at counts as running. */
-static bool members_asleep(void)
+bool fab_clock_members_asleep(void)
 {
 	char self[16];
 
@@ -144,7 +144,7 @@ bool fab_clock_jump_locked(uint64_t due)
 {
 	uint64_t now = fab_now_ns();
 
-	if (fab.clock.real || due <= now || !members_asleep())
+	if (fab.clock.real || due <= now)
 		return false;
 	__atomic_add_fetch(&fab.clock.offset_ns, due - now, __ATOMIC_RELEASE);
 	return true;
@@ -248,7 +248,8 @@ int fab_clock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
 		free(all);
 		return poll(fds, nfds, timeout_ms);
 	}
-	memcpy(all, fds, nfds * sizeof *fds);
+	if (nfds)
+		memcpy(all, fds, nfds * sizeof *fds);
 	all[nfds].fd = fd;
 	all[nfds].events = POLLIN;
 	for (;;) {

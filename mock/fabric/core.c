@@ -44,13 +44,13 @@ void fab_set_verbs_timer(void (*fire)(void *obj, int arg))
 	verbs_fire = fire;
 }
 
-/* Whether this process can fire t: a verbs timer needs the drop-in
- * libibverbs, which a process of the fabric may not have loaded (the
- * sweep and run tools use the control API only); such a timer is left to
- * a process that has it, whose watcher wakes for it too. */
+/* Whether this process can fire t: a verbs timer is its owner's, whose
+ * QP it retries with that process's memory and descriptors (and which has
+ * the drop-in libibverbs, which a process of the fabric may not have
+ * loaded: the sweep and run tools use the control API only). */
 static bool fireable(const struct fab_timer *t)
 {
-	return t->kind != TIMER_VERBS || verbs_fire;
+	return t->kind != TIMER_VERBS || (verbs_fire && fab_owner_of(t) == fab_owner_self());
 }
 
 /* The first timer this process can fire, and where it is linked. */
@@ -67,7 +67,7 @@ static struct fab_timer **first_fireable(void)
  * jump), and say whether anything fired; the next deadline (0: none). The verbs lock is taken
  * first, as everywhere (a verbs timer's object cannot go meanwhile), then
  * the fabric's. */
-static uint64_t run_timers(bool jump, bool *fired)
+static uint64_t run_timers(bool jump, uint64_t seen, bool *fired)
 {
 	struct fab_timer **pos, *t;
 	uint64_t next;
@@ -75,7 +75,7 @@ static uint64_t run_timers(bool jump, bool *fired)
 	fab_mutex_lock(fab_verbs_lock());
 	fab_lock();
 	/* A quiet fabric's clock jumps to its first timer, whoever fires it. */
-	if (jump && fab.timers)
+	if (jump && fab.timers && fab_clock_activity() == seen)
 		fab_clock_jump_locked(fab.timers->due_ns);
 	while ((t = *(pos = first_fireable())) && t->due_ns <= fab_now_ns()) {
 		*pos = t->next;
@@ -150,7 +150,8 @@ static void *watcher_main(void *arg)
 	struct watched w[FAB_MEMBERS_MAX];
 	struct pollfd pfd[FAB_MEMBERS_MAX + 1];
 	bool shared;
-	uint64_t seen = 0, quiet_since = 0;
+	uint64_t seen = 0, quiet_since = 0, asleep_since = 0;
+	bool pending = false;
 
 	/* First, before any call that may wait for the fabric's attach (the
 	 * thread that started this one may be attaching). */
@@ -167,17 +168,33 @@ static void *watcher_main(void *arg)
 	for (;;) {
 		uint64_t next, now, real = fab_mono_ns(), activity = fab_clock_activity();
 		int n = 1, timeout = -1;
-		bool polling = false, fired = false;
+		bool polling = false, fired = false, jump = false;
 
 		/* Quiet since when: since the last taking of a lock by a member,
-		 * or the last timer fired (what it made happen gets its chance). */
+		 * the last timer fired (what it made happen gets its chance), or
+		 * the last thread of a member seen running. Then asleep since
+		 * when: the clock jumps when every thread sleeps at both ends of
+		 * a quiet FAB_QUIET_NS. */
 		if (activity != seen) {
 			seen = activity;
 			quiet_since = real;
+			asleep_since = 0;
 		}
-		next = run_timers(fab_clock_auto() && real - quiet_since >= FAB_QUIET_NS, &fired);
+		if (fab_clock_auto() && pending && real - quiet_since >= FAB_QUIET_NS) {
+			if (!fab_clock_members_asleep()) {
+				quiet_since = real;
+				asleep_since = 0;
+			} else if (!asleep_since) {
+				asleep_since = real;
+			} else {
+				jump = real - asleep_since >= FAB_QUIET_NS;
+			}
+		}
+		next = run_timers(jump, seen, &fired);
+		pending = next != 0;
 		if (fired) {
 			quiet_since = fab_mono_ns();
+			asleep_since = 0;
 			seen = fab_clock_activity();
 		}
 		pfd[0].fd = bell->fd;
@@ -190,7 +207,8 @@ static void *watcher_main(void *arg)
 		/* While a timer is pending, look again when the quiet would be long
 		 * enough to jump (another member may jump meanwhile). */
 		if (next && fab_clock_auto()) {
-			uint64_t at = quiet_since + FAB_QUIET_NS, r = fab_mono_ns();
+			uint64_t at = (asleep_since ? asleep_since : quiet_since) + FAB_QUIET_NS;
+			uint64_t r = fab_mono_ns();
 			int quiet_ms = at <= r ? 1 : (int)((at - r + 999999) / 1000000);
 
 			if (timeout > quiet_ms)

@@ -312,8 +312,9 @@ bool fab_qp_server(uint32_t qpn, struct sockaddr_storage *server, int *port);
 /* ---------------------------------------------------------------- timers
  *
  * The verbs layer's deadlines (a send queue waiting out its retries): fire
- * `ms` from now on whichever member's watcher finds them due, calling this
- * process's handler (fab_set_verbs_timer) with the verbs lock held. The
+ * `ns` from now, on the fabric's clock, in the watcher of the process that
+ * owns them, calling its handler (fab_set_verbs_timer) with the verbs lock
+ * held. The
  * caller holds the verbs lock; the timer belongs to `owner` (arena.h). */
 void fab_timer_add_verbs(void *obj, int owner, uint64_t ns, int arg);
 void fab_timer_cancel_verbs(void *obj);

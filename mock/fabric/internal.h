@@ -201,7 +201,12 @@ bool fab_clock_auto(void);
 void fab_clock_is_watcher(void);
 uint64_t fab_clock_activity(void);
 bool fab_clock_jump_locked(uint64_t due);
-#define FAB_QUIET_NS 2000000u /* 2 ms of real time */
+/* Whether every thread of every member but the caller sleeps (/proc). */
+bool fab_clock_members_asleep(void);
+/* The quiet that makes the clock jump: no member takes a lock for this
+ * long, and every thread of every member sleeps at its start and at its
+ * end (real time). */
+#define FAB_QUIET_NS 1000000u
 /* Tear down what a dead member had on the fabric, as the kernel does for
  * a process that is gone: its ids (their peers see them go), its QPs and
  * their multicast groups. Lock held. */
