@@ -339,8 +339,6 @@ run: all
 check: all
 	@TIMEOUT=$(TIMEOUT) JOBS=$(JOBS) SANITIZE=$(SANITIZE) bash ci/check.sh $(BUILD)
 
-# Debian's RDMA programs, server and client as two processes, on the mock
-# (a fabric of this run's own). make check runs it too.
 # Our examples through every fault they meet (rdmamock-sweep), and known
 # upstream bugs in rping and cmtime found (ci/check-sweep.sh); then every
 # test of the suite through every call's faults (ci/sweep/suite.sh).
@@ -352,8 +350,16 @@ sweep: all
 	echo "sweep: passed in $$(($$(date +%s) - start)) s"
 .PHONY: sweep
 
+# Debian's RDMA programs, server and client as two processes, on the mock
+# (a fabric of this run's own). CI runs it beside make check, and on each
+# sanitizer build.
 check-programs: all
 	@bash ci/check-programs-mock.sh $(BUILD)
+
+# The addrinfo tests under valgrind (a few seconds a test: valgrind's start).
+check-valgrind: all
+	@JOBS=$(JOBS) SANITIZE=$(SANITIZE) bash ci/check-valgrind.sh $(BUILD)
+.PHONY: check-valgrind
 
 # The suite alone, for a SANITIZE=thread build (CI: make BUILD=build/tsan
 # SANITIZE=thread check-threads): its stress tests race threads, and a

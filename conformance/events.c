@@ -243,7 +243,7 @@ void rdma_get_cm_event__fd_flags_untouched(void **state)
 		changed += fcntl(ch->fd, F_GETFL) != before;
 		usleep(100);
 	}
-	fx_await_sleeping(w.tid);
+	assert_true(fx_await_sleeping(w.tid));
 	for (int i = 0; i < 20; i++) {
 		changed += fcntl(ch->fd, F_GETFL) != before;
 		usleep(100);
@@ -330,7 +330,7 @@ void rdma_destroy_event_channel__while_a_thread_waits(void **state)
 	assert_int_equal(pthread_create(&t, NULL, wait_for_event, &w), 0);
 	while (!__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE))
 		sched_yield();
-	fx_await_sleeping(w.tid);
+	assert_true(fx_await_sleeping(w.tid));
 	rdma_destroy_event_channel(w.ch);
 	usleep(20000);
 	assert_int_equal(pthread_tryjoin_np(t, NULL), EBUSY); /* still waiting */

@@ -599,15 +599,22 @@ void rrecv__peek(void **state)
 	fx_rs_close(&pair);
 }
 
+struct in_two {
+	int fd;
+	pid_t receiver; /* the thread in rrecv */
+};
+
+/* Half, then the rest once the receiver blocks for it. */
 static void send_in_two(struct fx_rs_thread *t)
 {
 	static unsigned char buf[200];
-	int fd = *(int *)t->arg;
-	struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+	const struct in_two *to = t->arg;
 
 	fx_rs_pattern(buf, sizeof buf, 0);
-	if (rsend(fd, buf, 100, 0) != 100 || nanosleep(&pause, NULL) ||
-	    rsend(fd, buf + 100, 100, 0) != 100)
+	if (rsend(to->fd, buf, 100, 0) != 100)
+		fx_rs_thread_fail(t, "rsend: %s", strerror(errno));
+	fx_await_sleeping(to->receiver);
+	if (rsend(to->fd, buf + 100, 100, 0) != 100)
 		fx_rs_thread_fail(t, "rsend: %s", strerror(errno));
 }
 
@@ -618,8 +625,11 @@ void rrecv__waitall(void **state)
 	static struct fx_rs_thread sender; /* static: as in rsend__stream_in_order */
 	static struct fx_rs_pair pair;
 
+	static struct in_two to;
+
 	fx_rs_connect(AF_INET, &pair);
-	fx_rs_thread_start(&sender, send_in_two, &pair.client);
+	to = (struct in_two){ pair.client, fx_tid() };
+	fx_rs_thread_start(&sender, send_in_two, &to);
 	assert_int_equal(rrecv(pair.server, buf, sizeof buf, MSG_WAITALL), sizeof buf);
 	assert_int_equal(fx_rs_check_pattern(buf, sizeof buf, 0), -1);
 	fx_rs_thread_join(&sender, 5);

@@ -360,6 +360,7 @@ static _Noreturn void child_main(const struct rc_test *t, pid_t runner,
 		_exit(1);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL); /* the runner's self-pipe is not the test's */
 	if (devnull >= 0)
 		dup2(devnull, STDIN_FILENO);
 	dup2(out_fd, STDOUT_FILENO);
@@ -832,19 +833,43 @@ static void finish_test(struct slot *s, const struct options *o)
 	free(s->notes.data);
 }
 
-/* Waits up to 100 ms for any running child's pipes and reads what is
- * ready; 1 ms when a child has closed its pipes and is not yet reaped. */
+/* SIGCHLD's self-pipe: a child that has closed its pipes wakes the
+ * runner when it ends, not a poll slice later. */
+static int sigchld_pipe[2] = { -1, -1 };
+
+static void on_sigchld(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (write(sigchld_pipe[1], "", 1) < 0) {
+		/* full: a wake is pending already */
+	}
+	errno = saved;
+}
+
+static void sigchld_watch(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+
+	if (pipe2(sigchld_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+		sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* Waits up to 100 ms for any running child's pipes, or a child's end,
+ * and reads what is ready. */
 static void pump_slots(struct slot *slots, const bool *busy, unsigned n)
 {
-	struct pollfd pfd[2 * JOBS_MAX];
+	struct pollfd pfd[2 * JOBS_MAX + 1];
 	struct pipe_in *in[2 * JOBS_MAX];
 	nfds_t nfds = 0;
 	int ms = POLL_SLICE_MS;
+	char drain[64];
 
 	for (unsigned i = 0; i < n; i++) {
 		if (!busy[i])
 			continue;
-		if (!any_open(slots[i].in, 2))
+		if (!any_open(slots[i].in, 2) && sigchld_pipe[0] < 0)
 			ms = 1;
 		for (int k = 0; k < 2; k++)
 			if (slots[i].in[k].fd >= 0) {
@@ -852,8 +877,13 @@ static void pump_slots(struct slot *slots, const bool *busy, unsigned n)
 				in[nfds++] = &slots[i].in[k];
 			}
 	}
-	if (poll(pfd, nfds, ms) <= 0)
+	if (sigchld_pipe[0] >= 0)
+		pfd[nfds] = (struct pollfd){ .fd = sigchld_pipe[0], .events = POLLIN };
+	if (poll(pfd, nfds + (sigchld_pipe[0] >= 0), ms) <= 0)
 		return;
+	if (sigchld_pipe[0] >= 0 && pfd[nfds].revents)
+		while (read(sigchld_pipe[0], drain, sizeof drain) > 0)
+			;
 	for (nfds_t i = 0; i < nfds; i++)
 		if (pfd[i].revents)
 			read_ready(in[i]);
@@ -1118,6 +1148,7 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 	    (o->junit && !(junit = open_report(o->junit))) ||
 	    (o->results && !(results = open_report(o->results))))
 		return EXIT_USAGE;
+	sigchld_watch();
 	signal(SIGINT, on_interrupt);
 	signal(SIGTERM, on_interrupt);
 	run_selection(o, sel, res, n);

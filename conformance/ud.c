@@ -643,7 +643,9 @@ static bool pp_send(struct pp_side *s, struct pp_res *r, uint32_t seq)
 
 static bool pp_poll(struct pp_side *s, struct pp_res *r, struct ibv_wc *wc)
 {
-	for (int waited = 0; waited < 5000; waited++) {
+	uint64_t start = 0;
+
+	do {
 		int n = ibv_poll_cq(r->cq, 1, wc);
 
 		if (n < 0)
@@ -653,8 +655,7 @@ static bool pp_poll(struct pp_side *s, struct pp_res *r, struct ibv_wc *wc)
 				return pp_fail(s, ibv_wc_status_str(wc->status), EIO);
 			return true;
 		}
-		poll(NULL, 0, 1);
-	}
+	} while (fx_pause(&start, 5000));
 	return pp_fail(s, "waiting for a completion", ETIMEDOUT);
 }
 

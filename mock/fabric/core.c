@@ -144,6 +144,14 @@ static int watch_members(struct watched *w, struct pollfd *pfd, bool *polling)
 	return n;
 }
 
+/* poll(2) for ns nanoseconds (-1: for ever). */
+static int watcher_poll(struct pollfd *pfd, nfds_t n, int64_t ns)
+{
+	struct timespec t = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+
+	return ppoll(pfd, n, ns < 0 ? NULL : &t, NULL);
+}
+
 static void *watcher_main(void *arg)
 {
 	struct fab_bell *bell = arg;
@@ -167,7 +175,8 @@ static void *watcher_main(void *arg)
 	}
 	for (;;) {
 		uint64_t next, now, real = fab_mono_ns(), activity = fab_clock_activity();
-		int n = 1, timeout = -1;
+		int64_t timeout = -1; /* ns */
+		int n = 1;
 		bool polling = false, fired = false, jump = false;
 
 		/* Quiet since when: since the last taking of a lock by a member,
@@ -203,20 +212,20 @@ static void *watcher_main(void *arg)
 			n += watch_members(w, pfd + 1, &polling);
 		now = fab_now_ns();
 		if (next)
-			timeout = next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+			timeout = next <= now ? 0 : (int64_t)(next - now);
 		/* While a timer is pending, look again when the quiet would be long
 		 * enough to jump (another member may jump meanwhile). */
 		if (next && fab_clock_auto()) {
 			uint64_t at = (asleep_since ? asleep_since : quiet_since) + FAB_QUIET_NS;
 			uint64_t r = fab_mono_ns();
-			int quiet_ms = at <= r ? 1 : (int)((at - r + 999999) / 1000000);
+			int64_t quiet = at <= r ? 100000 : (int64_t)(at - r);
 
-			if (timeout > quiet_ms)
-				timeout = quiet_ms;
+			if (timeout > quiet)
+				timeout = quiet;
 		}
-		if (polling && (timeout < 0 || timeout > 200))
-			timeout = 200;
-		if (poll(pfd, (nfds_t)n, timeout) <= 0 && !polling)
+		if (polling && (timeout < 0 || timeout > 200000000))
+			timeout = 200000000;
+		if (watcher_poll(pfd, (nfds_t)n, timeout) <= 0 && !polling)
 			continue;
 		if (pfd[0].revents) {
 			fab_lock();

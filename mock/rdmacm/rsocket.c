@@ -140,12 +140,10 @@ int rs_fd_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, flags) < 0 ? -1 : 0;
 }
 
+/* The fabric's clock, which rpoll's timeouts and the keepalives run on. */
 uint64_t rs_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return fab_now_ns() / 1000000u;
 }
 
 int rs_cm_complete(struct rdma_cm_id *id)
