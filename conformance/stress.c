@@ -23,7 +23,7 @@ static int scaled(int mock, int real)
 
 void rdma_destroy_id__while_events_are_read(void **state)
 {
-	int rounds = scaled(1000, 200), events;
+	int rounds = scaled(600, 200), events;
 	const char *err;
 
 	fx_require_backend();
