@@ -77,6 +77,9 @@ static struct fab_id *new_id(struct fab_chan *chan, uint64_t uid, enum rdma_port
 	/* cma_set_qkey: a UD id of a RoCE port uses the well-known one. */
 	id->qkey = qp_type == IBV_QPT_UD ? RDMA_UDP_QKEY : 0;
 	id->next_live = fab.live;
+	id->prev_live = NULL;
+	if (fab.live)
+		fab.live->prev_live = id;
 	fab.live = id;
 	fab.nlive++;
 	return id;
@@ -958,8 +961,6 @@ static void say_goodbye(struct fab_id *id)
 /* Out of the fabric: no peer, port, timer, event or list holds it. */
 static void unlink_id_locked(struct fab_id *id)
 {
-	struct fab_id **pos;
-
 	say_goodbye(id);
 	fab_leave_all_locked(id);
 	fab_drop_request(id);
@@ -969,9 +970,12 @@ static void unlink_id_locked(struct fab_id *id)
 	port_release(id);
 	if (id->dev && !--id->dev->users && id->dev->removing)
 		topology_device_remove_locked(id->dev->name);
-	for (pos = &fab.live; *pos != id; pos = &(*pos)->next_live)
-		;
-	*pos = id->next_live;
+	if (id->prev_live)
+		id->prev_live->next_live = id->next_live;
+	else
+		fab.live = id->next_live;
+	if (id->next_live)
+		id->next_live->prev_live = id->prev_live;
 	fab.nlive--;
 }
 

@@ -64,7 +64,7 @@ struct fab_bind {
 };
 
 struct fab_id {
-	struct fab_id *next_live;
+	struct fab_id *next_live, *prev_live; /* fab.live, doubly linked */
 	struct fab_chan *chan;
 	int owner;    /* the member whose channel it is on (arena.h) */
 	uint64_t uid; /* 0 for a new connection until it is accepted */
@@ -159,7 +159,8 @@ struct fab_mcast {
 };
 
 #define FAB_QPN_FIRST 0x11 /* QP 0 and 1 are special; rxe numbers from 17 too */
-#define FAB_BIND_BUCKETS 256
+#define FAB_BIND_BUCKETS 4096
+#define FAB_PORT_SPACES 4 /* IPoIB, TCP, UDP, IB (ports.c) */
 #define FAB_QP_BUCKETS 256
 
 /* Everything the fabric knows, in the arena (arena.c keeps it). */
@@ -181,6 +182,7 @@ struct fabric {
 	unsigned last_used_port;
 	unsigned rand_state;
 	struct fab_bind *binds[FAB_BIND_BUCKETS];
+	uint64_t ports_used[FAB_PORT_SPACES][65536 / 64]; /* a bit per bound port */
 	struct fab_qp *qps[FAB_QP_BUCKETS];
 	uint32_t next_qpn, next_srqn;
 	struct fab_mcast *mcasts;

@@ -8,6 +8,29 @@
 
 /* ---------------------------------------------------------------- ports */
 
+/* A port space's row of fab.ports_used. */
+static unsigned ps_index(enum rdma_port_space ps)
+{
+	switch (ps) {
+	case RDMA_PS_IPOIB: return 0;
+	case RDMA_PS_TCP: return 1;
+	case RDMA_PS_UDP: return 2;
+	default: return 3; /* RDMA_PS_IB; fab_create_id admits no other */
+	}
+}
+
+static bool port_used(enum rdma_port_space ps, unsigned port)
+{
+	return fab.ports_used[ps_index(ps)][port / 64] >> (port % 64) & 1;
+}
+
+static void port_mark(enum rdma_port_space ps, unsigned port, bool used)
+{
+	uint64_t *w = &fab.ports_used[ps_index(ps)][port / 64];
+
+	*w = used ? *w | 1ull << (port % 64) : *w & ~(1ull << (port % 64));
+}
+
 struct fab_bind *port_find(enum rdma_port_space ps, uint16_t port)
 {
 	struct fab_bind *b;
@@ -35,6 +58,7 @@ static int bind_new(struct fab_id *id, uint16_t port)
 	b->port = port;
 	b->next = fab.binds[port % FAB_BIND_BUCKETS];
 	fab.binds[port % FAB_BIND_BUCKETS] = b;
+	port_mark(b->ps, port, true);
 	bind_add_owner(b, id);
 	fab_addr_set_port((struct sockaddr *)&id->src, port);
 	return 0;
@@ -56,6 +80,7 @@ void port_release(struct fab_id *id)
 	for (pos = &fab.binds[b->port % FAB_BIND_BUCKETS]; *pos != b; pos = &(*pos)->next)
 		;
 	*pos = b->next;
+	port_mark(b->ps, b->port, false);
 	fab_free(b);
 }
 
@@ -78,7 +103,9 @@ static void ephemeral_range(unsigned *low, unsigned *high)
 	*high = hi;
 }
 
-/* cma_alloc_any_port: a random start, skipping the port used last. */
+/* cma_alloc_any_port: a random start, skipping the port used last, then
+ * the next free one (a bit per port: as cheap with the range full as
+ * empty). */
 int port_alloc_any(struct fab_id *id)
 {
 	unsigned low, high, remaining, rover;
@@ -87,7 +114,12 @@ int port_alloc_any(struct fab_id *id)
 	remaining = high - low + 1;
 	rover = (unsigned)rand_r(&fab.rand_state) % remaining + low;
 	for (; remaining; remaining--) {
-		if (rover != fab.last_used_port && !port_find(id->ps, (uint16_t)rover)) {
+		/* 64 taken ports at once: a whole word of the bitmap. */
+		if (rover % 64 == 0 && remaining > 64 && rover + 63 <= high &&
+		    !~fab.ports_used[ps_index(id->ps)][rover / 64]) {
+			rover += 63;
+			remaining -= 63;
+		} else if (rover != fab.last_used_port && !port_used(id->ps, rover)) {
 			fab.last_used_port = rover;
 			return bind_new(id, (uint16_t)rover);
 		}
