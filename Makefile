@@ -283,17 +283,25 @@ all: $(TOOLS)
 .PHONY: tools
 
 # ---------------------------------------------------------------- bench
-# Figures, not pass or fail: the mock's costs between two processes beside
-# two threads (bench/fabric.c), on a fabric of the run's own.
-$(BUILD)/bench/fabric: bench/fabric.c $(STAMP)
+# Figures, not pass or fail (bench/bench.c): what each call costs on the
+# mock, in this process and against a peer process, and at scale; the
+# table on stdout and in build/bench/bench.tsv. BENCH_ARGS: its options
+# (-r REPEATS, -s IDS,..., -c CONNECTIONS,...). make bench-rxe runs it on
+# rdma_rxe and on the mock in one soft-RoCE guest (ci/rxe/bench.sh).
+BENCH := $(BUILD)/bench/bench
+$(BENCH): bench/bench.c $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lrdmacm -libverbs -lpthread
 
-all: $(BUILD)/bench/fabric
+all: $(BENCH)
 
-bench: mock $(BUILD)/bench/fabric
-	@LD_LIBRARY_PATH=$(BUILD)/mock/lib RDMAMOCK_FABRIC=bench-$$$$ $(BUILD)/bench/fabric $(BENCH_ARGS)
+bench: mock $(BENCH)
+	@LD_LIBRARY_PATH=$(BUILD)/mock/lib RDMAMOCK_FABRIC=bench-$$$$ $(BENCH) -o $(BUILD)/bench/bench.tsv $(BENCH_ARGS)
+
+bench-rxe: rxe-deps all
+	@bash ci/rxe/bench.sh $(BUILD)
+.PHONY: bench bench-rxe
 
 # ---------------------------------------------------------------- fuzz
 # The API-sequence fuzzer (fuzz/api.c): clang's libFuzzer on the mock built

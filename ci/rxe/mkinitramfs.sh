@@ -120,7 +120,13 @@ else
 fi
 # Debugging: more programs (RXE_EXTRA_BINS) and a script run instead of the
 # usual runs (RXE_DEBUG_SCRIPT; its output comes back as debug.log).
-for b in ${RXE_EXTRA_BINS:-}; do cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; done
+# A library among them that the stack does not have (librdmamock.so.0, for
+# make bench-rxe) is found there, with LD_LIBRARY_PATH.
+for b in ${RXE_EXTRA_BINS:-}; do
+	cp "$b" "$t/opt/rdmacheck/"
+	find_lib "$(basename "$b")" >/dev/null || done_lib[$(basename "$b")]=1
+	add_obj "$b"
+done
 if [ -n "${RXE_DEBUG_SCRIPT:-}" ]; then cp "$RXE_DEBUG_SCRIPT" "$t/etc/rxe/debug.sh"; fi
 ipbin=$(in_root "$IP") || die "no $IP in $SYSROOT"
 rdmabin=$(in_root "$RDMA") || die "no $RDMA in $SYSROOT"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make bench-rxe: bench/bench.c on rdma_rxe and on the mock in one
+# soft-RoCE guest (the debian12 stack: kernel 6.1, rdma-core 44; or STACK),
+# then each row side by side with the ratio: how many times faster the mock
+# is (rxe's time over the mock's; for MB/s, the mock's over rxe's). The
+# tables are build/bench/rxe.tsv and build/bench/rxe-mock.tsv, the ratios
+# build/bench/ratio.tsv.
+#   ci/rxe/bench.sh BUILD_DIR [STACK]
+set -uo pipefail
+build=$1
+stack=${2:-debian12}
+lib=$build/mock/lib
+out=$build/bench
+mkdir -p "$out"
+RXE_EXTRA_BINS="$build/bench/bench $lib/librdmacm.so.1 $lib/libibverbs.so.1 $lib/libmlx5.so.1 $lib/librdmamock.so.0"
+export RXE_EXTRA_BINS RXE_DEBUG_SCRIPT=ci/rxe/bench-guest.sh
+# The guest runs no suite: run.sh's verdict on that is not ours.
+bash ci/rxe/run.sh "$stack" "$build" >"$out/rxe-guest.log" 2>&1
+log=$build/rxe/$stack/main-debug.log
+[ -r "$log" ] || { echo "bench-rxe: the guest brought back no $log (see $out/rxe-guest.log)" >&2; exit 1; }
+table() { sed -n "/^BENCH-TSV-BEGIN $1\$/,/^BENCH-TSV-END\$/p" "$log" | sed '1d;$d' | grep -v '^#'; }
+table rxe >"$out/rxe.tsv"
+table mock >"$out/rxe-mock.tsv"
+[ -s "$out/rxe.tsv" ] && [ -s "$out/rxe-mock.tsv" ] ||
+	{ echo "bench-rxe: a table is missing (see $log)" >&2; exit 1; }
+awk -F '\t' -v OFS='\t' '
+	NR == FNR { rxe[$1] = $4; next }
+	$1 in rxe {
+		r = $2 == "MB/s" ? $4 / rxe[$1] : rxe[$1] / $4
+		print $1, $2, rxe[$1], $4, r
+		if (r < 1) slower++
+		n++
+	}
+	END { printf "# %d rows, %d where the mock is slower than rxe\n", n, slower > "/dev/stderr" }
+' "$out/rxe.tsv" "$out/rxe-mock.tsv" >"$out/ratio.tsv" 2>"$out/ratio.summary"
+printf '%-56s %-5s %12s %12s %9s\n' "median, $stack guest" unit rxe mock "mock is"
+awk -F '\t' '{ printf "%-56s %-5s %12.2f %12.2f %8.1fx\n", $1, $2, $3, $4, $5 }' "$out/ratio.tsv"
+cat "$out/ratio.summary"
