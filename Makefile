@@ -296,8 +296,11 @@ $(BENCH): bench/bench.c $(STAMP)
 
 all: $(BENCH)
 
-bench: mock $(BENCH)
+bench: mock $(BENCH) $(RC_MOCK)
 	@LD_LIBRARY_PATH=$(BUILD)/mock/lib RDMAMOCK_FABRIC=bench-$$$$ $(BENCH) -o $(BUILD)/bench/bench.tsv $(BENCH_ARGS)
+	@$(RC_MOCK) -j $(JOBS) --profile fixtures/devices/mock >$(BUILD)/bench/suite.log 2>&1 || \
+	  { cat $(BUILD)/bench/suite.log; exit 1; }
+	@echo "bench: the mock suite, -j $(JOBS): $$(grep -o '[0-9]* tests in [0-9.]* s' $(BUILD)/bench/suite.log) (target: under 1 s on 2 cores)"
 
 bench-rxe: rxe-deps all
 	@bash ci/rxe/bench.sh $(BUILD)

@@ -48,5 +48,5 @@ prove --exec cat "$out/real.tap" >/dev/null
 xmllint --noout "$out/real.xml"
 
 step "summary"
-awk -F '\t' '!/^#/ { n[$3]++ } END { printf "check: %d passed, %d failed, %d skipped\n", n["pass"] + n["deviation"], n["fail"], n["skip"] }' \
+awk -F '\t' -v s="$SECONDS" '!/^#/ { n[$3]++ } END { printf "check: %d passed, %d failed, %d skipped, in %d s\n", n["pass"] + n["deviation"], n["fail"], n["skip"], s }' \
 	"$out/mock.tsv" "$out/real.tsv"

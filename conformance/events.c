@@ -281,6 +281,7 @@ void rdma_accept__stale_without_qps(void **state)
 {
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
 	struct rdma_cm_event *ev;
+	uint64_t t0;
 	struct rdma_cm_id *again;
 	struct fx fx;
 
@@ -292,9 +293,14 @@ void rdma_accept__stale_without_qps(void **state)
 	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
 	assert_int_equal(ev->status, 10); /* IB_CM_REJ_STALE_CONN */
 	FX_OK(rdma_ack_cm_event(ev));
+	t0 = rc_now_ns();
 	assert_true(fx_quiet(fx.client_ch, 1000));
-	/* The retransmitted REQ: refuse it, which ends the client's wait. */
+	/* The retransmitted REQ, after the CM's timeout: refuse it, which ends
+	 * the client's wait. */
 	ev = fx_expect(fx.server_ch, RDMA_CM_EVENT_CONNECT_REQUEST, 15000);
+	if (rc_now_ns() - t0 < 2000000000u)
+		fail_msg("the REQ came again %.3f s after the REJ, before the CM's timeout",
+			 (double)(rc_now_ns() - t0) / 1e9);
 	again = ev->id;
 	FX_OK(rdma_reject(again, NULL, 0));
 	FX_OK(rdma_ack_cm_event(ev));

@@ -690,7 +690,9 @@ void rdma_connect__fault_peer_vanishes(void **state)
 	struct ibv_mr *mr;
 	struct ibv_wc wc;
 	char spec[120];
+	struct rdma_cm_event *ev;
 	struct fx fx;
+	uint64_t t0;
 
 	rc_require_mock("faults are the mock's");
 	fx_need_local_passive();
@@ -713,9 +715,17 @@ void rdma_connect__fault_peer_vanishes(void **state)
 	}
 	assert_int_equal(wc.wr_id, 5);
 	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+	t0 = rc_now_ns();
 	FX_OK(rdma_disconnect(fx.client));
 	assert_true(fx_quiet(fx.server_ch, 300));
 	assert_true(fx_quiet(fx.client_ch, 300));
+	/* The DREQ's 16 tries, 74 s on the fabric's clock. */
+	ev = fx_expect(fx.client_ch, RDMA_CM_EVENT_DISCONNECTED, 5000);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	FX_OK(rdma_ack_cm_event(ev));
+	if (rc_now_ns() - t0 < 70000000000u)
+		fail_msg("DISCONNECTED %.1f s after rdma_disconnect: before the DREQ's retries",
+			 (double)(rc_now_ns() - t0) / 1e9);
 	FX_VERBS_OK(ibv_dereg_mr(mr));
 	fx_release(&fx);
 }
