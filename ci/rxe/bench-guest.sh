@@ -3,7 +3,7 @@
 # libraries (copied beside it in $BIN), each table between markers in the
 # debug log, which comes back to the host.
 args="-r 3 -s 1000,10000,25000 -c 1000"
-$IP link add dummy0 type dummy && $IP link set dummy0 up &&
+{ [ -e /sys/class/net/dummy0 ] || $IP link add dummy0 type dummy; } && $IP link set dummy0 up &&
 	$IP addr add 192.0.2.1/24 dev dummy0 &&
 	$RDMA link add rxe0 type rxe netdev dummy0 && wait_dev rxe0 ||
 	echo "bench-rxe: cannot set up rxe0 on dummy0"

@@ -13,7 +13,8 @@ lib=$build/mock/lib
 out=$build/bench
 mkdir -p "$out"
 RXE_EXTRA_BINS="$build/bench/bench $lib/librdmacm.so.1 $lib/libibverbs.so.1 $lib/libmlx5.so.1 $lib/librdmamock.so.0"
-export RXE_EXTRA_BINS RXE_DEBUG_SCRIPT=ci/rxe/bench-guest.sh
+# One guest (the two-host run would be a second guest for nothing).
+export RXE_EXTRA_BINS RXE_DEBUG_SCRIPT=ci/rxe/bench-guest.sh RXE_TWOHOST=netns
 # The guest runs no suite: run.sh's verdict on that is not ours.
 bash ci/rxe/run.sh "$stack" "$build" >"$out/rxe-guest.log" 2>&1
 log=$build/rxe/$stack/main-debug.log
