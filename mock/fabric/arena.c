@@ -122,27 +122,36 @@ static void die(const char *fmt, ...)
 	abort();
 }
 
+const char *fab_proc_stat(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	char *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p + 1 : NULL;
+}
+
 /* The start time of a process (field 22 of /proc/PID/stat), 0 if it is
  * gone or has exited (a zombie). */
 static uint64_t start_time_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024];
 	unsigned long long started = 0;
-	ssize_t n;
-	int fd;
+	const char *p;
 
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	p = fab_proc_stat(path, buf, sizeof buf);
+	if (!p || p[1] == 'Z' || p[1] == 'X')
 		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;
+	p--; /* at the ')': the fields are counted from there */
 	/* After ")": state (field 3) ... starttime (field 22). */
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');

@@ -46,6 +46,9 @@ pid_t fab_owner_pid(int owner);
 /* Whether a member's process is still there (cheap: no /proc read; a
  * process that has just ended may look alive for a moment). */
 bool fab_owner_alive(int owner);
+/* A /proc/.../stat file read into buf: the fields after the command (from
+ * the space after its closing parenthesis), or NULL. */
+const char *fab_proc_stat(const char *path, char *buf, size_t size);
 /* Whether a member's process has ended, a zombie included (reads /proc:
  * for the rare paths). The kernel has released an ended process's ids by
  * the time its parent can see it end; until a watcher reaps it, what the

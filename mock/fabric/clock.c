@@ -21,7 +21,6 @@
  * most FAB_QUIET_NS while a timer is pending, so they see the new time
  * without being rung. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -87,21 +86,12 @@ uint64_t fab_clock_activity(void)
  * command's closing parenthesis; 0 if it cannot be read. */
 static char task_state(int pid, const char *tid)
 {
-	char path[320], buf[512], *p;
-	ssize_t n;
-	int fd;
+	char path[320], buf[512];
+	const char *p;
 
 	snprintf(path, sizeof path, "/proc/%d/task/%s/stat", pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	p = fab_proc_stat(path, buf, sizeof buf);
+	return p ? p[1] : 0;
 }
 
 /* Whether every thread of every member sleeps (but the caller): one that
