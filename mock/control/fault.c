@@ -503,7 +503,7 @@ bool fault_fire(const char *point, const struct fault_where *where, struct fault
 		return false;
 	if (!where)
 		where = &here;
-	here.pid = where->pid ? where->pid : getpid();
+	here.pid = where->pid ? where->pid : mock_pid();
 	fab_mutex_lock(&t->lock);
 	for (int i = 0; i < FAULTS_MAX && !fire; i++) {
 		struct fault *f = &t->f[i];

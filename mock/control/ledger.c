@@ -149,7 +149,7 @@ void ledger_add(enum ledger_kind kind, const void *ptr, const char *call)
 		return;
 	e->ptr = ptr;
 	e->kind = kind;
-	e->pid = getpid();
+	e->pid = mock_pid();
 	e->call = outer_call ? outer_call : call;
 	pthread_mutex_lock(&lock);
 	e->seq = next_seq++;
@@ -196,7 +196,7 @@ bool ledger_live(enum ledger_kind kind, const void *ptr)
 
 bool ledger_each(enum ledger_kind kind, bool (*fn)(const void *ptr, void *arg), void *arg)
 {
-	pid_t self = getpid();
+	pid_t self = mock_pid();
 	bool found = false;
 
 	pthread_mutex_lock(&lock);
@@ -304,7 +304,7 @@ static void report_leaks(int status, void *unused)
 {
 	unsigned long by_kind[LEDGER_KINDS] = { 0 };
 	struct entry **leaked;
-	pid_t self = getpid();
+	pid_t self = mock_pid();
 	char summary[400];
 	size_t n = 0, len = 0;
 

@@ -1,7 +1,9 @@
 /* Messages from the mock: one line each on stderr. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mock.h"
 
@@ -39,4 +41,32 @@ void mock_not_implemented(const char *call, int *said)
 {
 	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
 		mock_log("%s: not implemented", call);
+}
+
+/* getpid(2) is a system call each time (glibc keeps no copy): the mock
+ * asks it on its hot paths (the ledger, doorbells, DMA), so it keeps one,
+ * forgotten in a forked child. */
+static pid_t cached_pid;
+static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
+
+void mock_pid_forget(void)
+{
+	__atomic_store_n(&cached_pid, 0, __ATOMIC_RELAXED);
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, mock_pid_forget);
+}
+
+pid_t mock_pid(void)
+{
+	pid_t pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+
+	if (!pid) {
+		pthread_once(&pid_once, watch_forks);
+		pid = getpid();
+		__atomic_store_n(&cached_pid, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
 }

@@ -16,6 +16,9 @@
 
 /* One line on stderr, prefixed "rdmamock: ". */
 void mock_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* This process's pid, without a system call each time. */
+pid_t mock_pid(void);
+void mock_pid_forget(void); /* in a forked child, before mock_pid */
 
 /* The caller did something upstream would crash on (a NULL it dereferences):
  * say which call and why in one line, then abort, so the bug is obvious. */

@@ -703,6 +703,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	mock_pid_forget(); /* before anything asks it here */
 	self_pid = getpid();
 	if (!shared_mode) {
 		/* Its own copy: the locks start afresh, the slot is its own. */

@@ -48,7 +48,7 @@ int fab_bell_open(struct fab_bell *b)
 	pthread_mutex_lock(&sender_lock);
 	b->serial = ++next_serial;
 	pthread_mutex_unlock(&sender_lock);
-	b->pid = getpid();
+	b->pid = mock_pid();
 	b->lit = false;
 	len = bell_address(b, &sun);
 	if (bind(fd, (struct sockaddr *)&sun, len)) {
@@ -90,7 +90,7 @@ static bool held_here(const struct fab_bell *b)
 	struct sockaddr_un want, have;
 	socklen_t want_len, have_len = sizeof have;
 
-	if (b->pid == getpid())
+	if (b->pid == mock_pid())
 		return true;
 	if (b->fd < 0)
 		return false;

@@ -118,7 +118,7 @@ bool fab_clock_members_asleep(void)
 		while (asleep && (e = readdir(d))) {
 			char s;
 
-			if (e->d_name[0] == '.' || (pid == getpid() && !strcmp(e->d_name, self)))
+			if (e->d_name[0] == '.' || (pid == mock_pid() && !strcmp(e->d_name, self)))
 				continue;
 			s = task_state(pid, e->d_name);
 			asleep = s == 'S' || s == 'Z' || s == 'X';
@@ -153,7 +153,7 @@ static void bell_gone(void *p)
 {
 	struct fab_bell *b = p;
 
-	if (b->pid != getpid())
+	if (b->pid != mock_pid())
 		return;
 	fab_lock();
 	fab_bell_close(b);
@@ -171,7 +171,7 @@ static struct fab_bell *wait_bell(void)
 	struct fab_bell *b = thread_bell;
 
 	/* A forked child has its parent's pointer; the bell is the parent's. */
-	if (b && b->pid == getpid())
+	if (b && b->pid == mock_pid())
 		return b;
 	pthread_once(&bell_once, bell_key_make);
 	fab_lock();

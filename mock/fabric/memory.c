@@ -38,7 +38,7 @@ int fab_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len)
 
 	if (!len)
 		return 0;
-	if (pid == getpid()) {
+	if (pid == mock_pid()) {
 		/* An HCA places a write in address order: a reader polling the
 		 * last byte (ib_write_lat, riostream) finds the rest in place,
 		 * where memmove may store the first bytes last. (The kernel's
@@ -67,7 +67,7 @@ int fab_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len)
 
 	if (!len)
 		return 0;
-	if (pid == getpid()) {
+	if (pid == mock_pid()) {
 		memmove(dst, (const void *)(uintptr_t)addr, len);
 		return 0;
 	}

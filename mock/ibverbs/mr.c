@@ -125,7 +125,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	}
 	m->magic = VERBS_MR_MAGIC;
 	m->mpd = mpd;
-	m->pid = getpid();
+	m->pid = mock_pid();
 	m->iova = iova;
 	m->access = access;
 	m->mr.context = pd->context;

@@ -325,7 +325,7 @@ static void receive_atomic(struct mock_qp *mqp, const struct fab_packet *pkt,
 		responder_error(mqp, resp, FAB_NAK_ACCESS);
 		return;
 	}
-	if (at.pid == getpid()) {
+	if (at.pid == mock_pid()) {
 		uint64_t *target = (uint64_t *)(uintptr_t)at.addr;
 
 		if (pkt->op == FAB_OP_FETCH_ADD) {
