@@ -550,6 +550,53 @@ static void client_quit(struct client *c)
 
 /* ---------------------------------------------------------------- local rows */
 
+/* The floor under every row with a peer: one byte there and back between
+ * two threads through pipes, the least a hand-off costs here. */
+static void *echo(void *arg)
+{
+	int *fd = arg;
+	char c;
+
+	while (read(fd[0], &c, 1) == 1 && c)
+		if (write(fd[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static void handoff_row(void)
+{
+	int to[2], from[2], fds[2];
+	const int ops = SCALE_OPS;
+	struct row r;
+	pthread_t t;
+	char c = 1;
+
+	if (pipe(to) || pipe(from))
+		die("pipe");
+	fds[0] = to[0];
+	fds[1] = from[1];
+	if ((errno = pthread_create(&t, NULL, echo, fds)))
+		die("pthread_create");
+	row_start(&r, "us", ops, "a byte to another thread and back (pipes)");
+	for (int k = 0; k < repeats; k++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < ops; i++)
+			if (write(to[1], &c, 1) != 1 || read(from[0], &c, 1) != 1)
+				die("write/read (a pipe)");
+		r.v[r.n++] = (now_us() - t0) / ops;
+	}
+	c = 0;
+	if (write(to[1], &c, 1) != 1)
+		die("write");
+	pthread_join(t, NULL);
+	close(to[0]);
+	close(to[1]);
+	close(from[0]);
+	close(from[1]);
+	row_print(&r);
+}
+
 static void local_rows(const int *scale, int nscale)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -806,6 +853,7 @@ int main(int argc, char **argv)
 	printf("bench: %s, %d batches a row, %ld CPUs, load average %.2f; the cost of one operation\n",
 	       addr, repeats, sysconf(_SC_NPROCESSORS_ONLN), load[0]);
 	printf("%-44s %-5s %10s %10s %10s %8s\n", "", "unit", "min", "median", "max", "ops");
+	handoff_row();
 	local_rows(scale, nscale);
 	with_peer(argv[0], false, conns, nconns);
 	with_peer(argv[0], true, conns, 0);

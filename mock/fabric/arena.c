@@ -387,17 +387,36 @@ int fab_owner_self(void)
 	return SELF();
 }
 
+/* When this process last saw each member alive (kill(pid, 0)), so that a
+ * packet a millisecond does not cost a system call each (process-local). */
+static struct {
+	pid_t pid;
+	uint64_t ns;
+} seen_alive[FAB_MEMBERS_MAX];
+
 bool fab_owner_alive(int owner)
 {
 	const struct fab_member *m;
+	uint64_t now;
+	pid_t pid;
 
 	if (owner < 0 || owner >= FAB_MEMBERS_MAX)
 		return true;
 	m = &sh->members[owner];
-	if (m->pid == self_pid)
+	pid = m->pid;
+	if (pid == self_pid)
 		return true;
-	return m->pid && !__atomic_load_n(&m->leaving, __ATOMIC_ACQUIRE) &&
-	       (kill(m->pid, 0) == 0 || errno == EPERM);
+	if (!pid || __atomic_load_n(&m->leaving, __ATOMIC_ACQUIRE))
+		return false;
+	now = fab_mono_ns();
+	if (__atomic_load_n(&seen_alive[owner].pid, __ATOMIC_RELAXED) == pid &&
+	    now - __atomic_load_n(&seen_alive[owner].ns, __ATOMIC_RELAXED) < 1000000u)
+		return true;
+	if (kill(pid, 0) && errno != EPERM)
+		return false;
+	__atomic_store_n(&seen_alive[owner].ns, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&seen_alive[owner].pid, pid, __ATOMIC_RELAXED);
+	return true;
 }
 
 bool fab_owner_gone(int owner)

@@ -43,8 +43,9 @@ int fab_owner_of(const void *p);
 int fab_owner_self(void);
 /* The pid of a member slot (0 for FAB_OWNER_FABRIC or a free slot). */
 pid_t fab_owner_pid(int owner);
-/* Whether a member's process is still there (cheap: no /proc read; a
- * process that has just ended may look alive for a moment). */
+/* Whether a member's process is still there (cheap: no /proc read, and one
+ * seen alive in the last millisecond is taken to be; a process that has
+ * just ended may look alive for a moment). */
 bool fab_owner_alive(int owner);
 /* A /proc/.../stat file read into buf: the fields after the command (from
  * the space after its closing parenthesis), or NULL. */
