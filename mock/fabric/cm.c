@@ -506,6 +506,33 @@ static void retry_req(struct fab_id *active)
 	}
 }
 
+/* The ids whose peer's QP number the CM knows (got), by that number, for
+ * the stale check: a walk of one bucket, not of every live id. */
+static void got_unindex(struct fab_id *id)
+{
+	struct fab_id **pos = &fab.got_index[id->got.qp_num % FAB_BIND_BUCKETS];
+
+	if (!id->in_got_index)
+		return;
+	while (*pos != id)
+		pos = &(*pos)->next_got;
+	*pos = id->next_got;
+	id->in_got_index = false;
+}
+
+static void set_got(struct fab_id *id, const struct fab_conn_param *got, struct fab_device *remote)
+{
+	struct fab_id **head;
+
+	got_unindex(id);
+	id->got = *got;
+	id->remote_dev = remote;
+	head = &fab.got_index[id->got.qp_num % FAB_BIND_BUCKETS];
+	id->next_got = *head;
+	*head = id;
+	id->in_got_index = true;
+}
+
 /* The new connection's id, on the listener's channel, with no owner yet. */
 static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *active,
 				     struct fab_device *dev)
@@ -524,8 +551,7 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
 	conn->cm = CM_REQ_RCVD;
 	conn->peer = active;
 	conn->requested_by = listener;
-	conn->got = active->sent;
-	conn->remote_dev = active->dev;
+	set_got(conn, &active->sent, active->dev);
 	attach_device(conn, dev);
 	return conn;
 }
@@ -696,7 +722,7 @@ static void reject_locked(struct fab_id *id, int reason, const void *data, uint8
  * names the very connection that sent it. */
 static bool stale_remote_qpn(const struct fab_id *active, uint32_t qpn, const struct fab_device *dev)
 {
-	for (const struct fab_id *x = fab.live; x; x = x->next_live)
+	for (const struct fab_id *x = fab.got_index[qpn % FAB_BIND_BUCKETS]; x; x = x->next_got)
 		if (x != active && x->has_cm && x->cm != CM_IDLE && x->remote_dev == dev &&
 		    x->got.qp_num == qpn)
 			return true;
@@ -720,8 +746,7 @@ static void deliver_rep(struct fab_id *passive, struct fab_id *active)
 		retry_req(active);
 		return;
 	}
-	active->got = passive->sent;
-	active->remote_dev = passive->dev;
+	set_got(active, &passive->sent, passive->dev);
 	active->cm = CM_REP_RCVD;
 	fab_queue_event(active, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &rep, NULL);
 }
@@ -961,6 +986,7 @@ static void say_goodbye(struct fab_id *id)
 /* Out of the fabric: no peer, port, timer, event or list holds it. */
 static void unlink_id_locked(struct fab_id *id)
 {
+	got_unindex(id);
 	say_goodbye(id);
 	fab_leave_all_locked(id);
 	fab_drop_request(id);

@@ -97,6 +97,8 @@ struct fab_id {
 	enum fab_cm_state cm;
 	struct fab_id *peer;
 	struct fab_device *remote_dev; /* the peer's device, once the CM knows it */
+	struct fab_id *next_got; /* fab.got_index, by got.qp_num, once got is known */
+	bool in_got_index;
 	struct fab_id *requested_by; /* listener, while the request is queued */
 	unsigned events_reported;
 };
@@ -161,7 +163,7 @@ struct fab_mcast {
 #define FAB_QPN_FIRST 0x11 /* QP 0 and 1 are special; rxe numbers from 17 too */
 #define FAB_BIND_BUCKETS 4096
 #define FAB_PORT_SPACES 4 /* IPoIB, TCP, UDP, IB (ports.c) */
-#define FAB_QP_BUCKETS 256
+#define FAB_QP_BUCKETS 4096
 
 /* Everything the fabric knows, in the arena (arena.c keeps it). */
 /* The fabric's clock (clock.c), in its shared state. */
@@ -184,6 +186,7 @@ struct fabric {
 	struct fab_bind *binds[FAB_BIND_BUCKETS];
 	uint64_t ports_used[FAB_PORT_SPACES][65536 / 64]; /* a bit per bound port */
 	struct fab_qp *qps[FAB_QP_BUCKETS];
+	struct fab_id *got_index[FAB_BIND_BUCKETS]; /* ids by their peer's QP number (cm.c) */
 	uint32_t next_qpn, next_srqn;
 	struct fab_mcast *mcasts;
 };
