@@ -1,52 +1,120 @@
 #!/usr/bin/env bash
-# make check: the runner checked on its own list, the suite on the mock with
-# its TAP and JUnit validated, the drop-in test, and the suite on the real
-# rdma-core (all skips without a device). Ends with one summary line.
+# make check: the runner checked on its own list, the ABI, the suite on the
+# mock with its TAP and JUnit validated (and in its two-host mode), the
+# drop-in test, faults from outside, and the suite on the real rdma-core
+# (all skips without a device). Ends with one summary line.
 #   ci/check.sh BUILD_DIR
+# The steps run in two lanes at once, each step on a fabric of its own
+# (RDMAMOCK_FABRIC), their output kept and printed in the order below; a
+# lane stops at its first failed step, and the run fails if any step did.
 set -euo pipefail
 build=$1
 out=$build/check
 mkdir -p "$out"
 conf=$build/conformance
-step() { printf '\n== %s\n' "$*"; }
 
-step "runner self-test"
-bash ci/check-runner.sh "$conf/runner-selftest" "$out/runner"
+s_runner() {
+	bash ci/check-runner.sh "$conf/runner-selftest" "$out/runner"
+}
 
-step "ABI: every rdma-core symbol and version, and Debian's programs loaded on the mock"
-bash ci/check-abi.sh "$build/mock/lib" "$out/abi"
-bash ci/readme-calls.sh check README.md
-bash ci/check-devinfo.sh "$build/mock/lib"
+s_abi() {
+	bash ci/check-abi.sh "$build/mock/lib" "$out/abi"
+	bash ci/readme-calls.sh check README.md
+	bash ci/check-devinfo.sh "$build/mock/lib"
+}
 
-step "conformance suite on the mock"
-"$conf/rdmacheck-mock" -j "${JOBS:-$(nproc)}" --timeout "${TIMEOUT:-30}" --profile fixtures/devices/mock --tap "$out/mock.tap" \
-	--junit "$out/mock.xml" --results "$out/mock.tsv"
-prove --exec cat "$out/mock.tap" >"$out/prove.log" 2>&1 || {
-	cat "$out/prove.log"; echo "check: prove rejected $out/mock.tap" >&2; exit 1; }
-tail -n 1 "$out/prove.log"
-xmllint --noout "$out/mock.xml"
-echo "xmllint: $out/mock.xml is one well-formed document"
+s_mock() {
+	# Each test on a private fabric of its own (the runner's default).
+	env -u RDMAMOCK_FABRIC "$conf/rdmacheck-mock" -j "${JOBS:-$(nproc)}" --timeout "${TIMEOUT:-30}" \
+		--profile fixtures/devices/mock \
+		--tap "$out/mock.tap" --junit "$out/mock.xml" --results "$out/mock.tsv"
+	prove --exec cat "$out/mock.tap" >"$out/prove.log" 2>&1 || {
+		cat "$out/prove.log"; echo "check: prove rejected $out/mock.tap" >&2; return 1; }
+	tail -n 1 "$out/prove.log"
+	xmllint --noout "$out/mock.xml"
+	echo "xmllint: $out/mock.xml is one well-formed document"
+}
 
-step "the suite's two-host mode on the mock: rdmacheck-mock --serve in another process"
-bash ci/check-2proc.sh "$build" "$out"
-prove --exec cat "$out/mock-2proc.tap" >/dev/null
-xmllint --noout "$out/mock-2proc.xml"
+s_2proc() {
+	bash ci/check-2proc.sh "$build" "$out"
+	prove --exec cat "$out/mock-2proc.tap" >/dev/null
+	xmllint --noout "$out/mock-2proc.xml"
+}
 
-step "drop-in: a program built against the system's librdmacm, on the mock"
-bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe" "$build/examples/addrinfo_probe"
+s_dropin() {
+	bash ci/check-dropin.sh "$build/mock/lib" "$build/examples/port_probe" "$build/examples/qp_probe" \
+		"$build/examples/addrinfo_probe"
+}
 
-step "fault points from outside: fiu-run on an unmodified program"
-bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"
+s_fiu() {
+	bash ci/check-faults.sh "$build/examples/port_probe" "$build/mock/lib"
+}
 
-step "rdmamock-run: faults in the fabric, on unmodified programs"
-bash ci/check-run.sh "$build"
+s_run() {
+	bash ci/check-run.sh "$build"
+}
 
-step "conformance suite on the system's rdma-core"
-"$conf/rdmacheck-real" --timeout "${TIMEOUT:-30}" --tap "$out/real.tap" \
-	--junit "$out/real.xml" --results "$out/real.tsv"
-prove --exec cat "$out/real.tap" >/dev/null
-xmllint --noout "$out/real.xml"
+s_real() {
+	"$conf/rdmacheck-real" --timeout "${TIMEOUT:-30}" --tap "$out/real.tap" \
+		--junit "$out/real.xml" --results "$out/real.tsv"
+	prove --exec cat "$out/real.tap" >/dev/null
+	xmllint --noout "$out/real.xml"
+}
 
-step "summary"
+# The steps, in the order they are reported: function, lane, title.
+steps=(
+	"s_runner 2 runner self-test"
+	"s_abi 2 ABI: every rdma-core symbol and version, and Debian's programs loaded on the mock"
+	"s_mock 1 conformance suite on the mock"
+	"s_2proc 1 the suite's two-host mode on the mock: rdmacheck-mock --serve in another process"
+	"s_dropin 2 drop-in: a program built against the system's librdmacm, on the mock"
+	"s_fiu 2 fault points from outside: fiu-run on an unmodified program"
+	"s_run 2 rdmamock-run: faults in the fabric, on unmodified programs"
+	"s_real 2 conformance suite on the system's rdma-core"
+)
+
+# lane N: its steps one after the other; each step's output and status in
+# $out/step-FUNCTION.{log,rc}.
+lane() {
+	local s fn n title
+	for s in "${steps[@]}"; do
+		read -r fn n title <<<"$s"
+		[ "$n" = "$1" ] || continue
+		(set -e; export RDMAMOCK_FABRIC="check-${fn#s_}-$$"; "$fn") >"$out/step-$fn.log" 2>&1
+		echo $? >"$out/step-$fn.rc"
+		[ "$(cat "$out/step-$fn.rc")" = 0 ] || return 0
+	done
+}
+
+for s in "${steps[@]}"; do
+	read -r fn _ <<<"$s"
+	rm -f "$out/step-$fn.log" "$out/step-$fn.rc"
+done
+set +e
+lane 1 &
+lane1=$!
+lane 2 &
+lane2=$!
+wait $lane1 $lane2
+set -e
+
+failed=()
+for s in "${steps[@]}"; do
+	read -r fn _ title <<<"$s"
+	printf '\n== %s\n' "$title"
+	if [ ! -e "$out/step-$fn.rc" ]; then
+		echo "(not run: an earlier step of its lane failed)"
+		failed+=("$title (not run)")
+		continue
+	fi
+	cat "$out/step-$fn.log"
+	[ "$(cat "$out/step-$fn.rc")" = 0 ] || failed+=("$title")
+done
+
+printf '\n== %s\n' "summary"
+if [ ${#failed[@]} -gt 0 ]; then
+	printf 'check: failed: %s\n' "${failed[@]}" >&2
+	exit 1
+fi
 awk -F '\t' -v s="$SECONDS" '!/^#/ { n[$3]++ } END { printf "check: %d passed, %d failed, %d skipped, in %d s\n", n["pass"] + n["deviation"], n["fail"], n["skip"], s }' \
 	"$out/mock.tsv" "$out/real.tsv"
