@@ -51,7 +51,8 @@ endif
 endif
 CFLAGS_ALL  := -std=gnu11 -g $(OPT) -D_GNU_SOURCE -pthread -fPIC $(WARN) \
                $(COV_FLAGS) $(SAN_FLAGS) $(CFLAGS)
-LDFLAGS_ALL := -pthread $(COV_FLAGS) $(SAN_FLAGS) $(SAN_LDFLAGS) $(LDFLAGS)
+# -z now: the suite forks a child a test, which then binds nothing lazily.
+LDFLAGS_ALL := -pthread -Wl,-z,now $(COV_FLAGS) $(SAN_FLAGS) $(SAN_LDFLAGS) $(LDFLAGS)
 
 # libfiu installs under /usr/lib, outside the multiarch directory.
 FIU_CFLAGS := $(shell pkg-config --cflags libfiu 2>/dev/null) -DFIU_ENABLE=1

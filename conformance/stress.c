@@ -23,7 +23,7 @@ static int scaled(int mock, int real)
 
 void rdma_destroy_id__while_events_are_read(void **state)
 {
-	int rounds = scaled(600, 200), events;
+	int rounds = scaled(400, 200), events;
 	const char *err;
 
 	fx_require_backend();
@@ -74,8 +74,8 @@ static void *racer_main(void *arg)
 void rdma_connect__client_threads(void **state)
 {
 	static struct server s;
-	struct racer r = { .rounds = scaled(500, 50) };
-	int threads = 4, rounds = scaled(50, 5);
+	struct racer r = { .rounds = scaled(300, 50) };
+	int threads = 4, rounds = scaled(30, 5);
 	struct timespec deadline;
 	pthread_t server, racer;
 	const char *err;
