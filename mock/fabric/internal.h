@@ -57,7 +57,7 @@ enum fab_cm_state {
 
 /* The owners of one port in one port space (ports.c). */
 struct fab_bind {
-	struct fab_bind *next;
+	struct fab_bind *next, **pprev; /* its bucket of fab.binds, doubly linked */
 	enum rdma_port_space ps;
 	uint16_t port;
 	struct fab_id *owners;

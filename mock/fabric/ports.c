@@ -56,8 +56,11 @@ static int bind_new(struct fab_id *id, uint16_t port)
 		return -ENOMEM;
 	b->ps = id->ps;
 	b->port = port;
-	b->next = fab.binds[port % FAB_BIND_BUCKETS];
-	fab.binds[port % FAB_BIND_BUCKETS] = b;
+	b->pprev = &fab.binds[port % FAB_BIND_BUCKETS];
+	b->next = *b->pprev;
+	if (b->next)
+		b->next->pprev = &b->next;
+	*b->pprev = b;
 	port_mark(b->ps, port, true);
 	bind_add_owner(b, id);
 	fab_addr_set_port((struct sockaddr *)&id->src, port);
@@ -66,7 +69,7 @@ static int bind_new(struct fab_id *id, uint16_t port)
 
 void port_release(struct fab_id *id)
 {
-	struct fab_bind *b = id->bind, **pos;
+	struct fab_bind *b = id->bind;
 	struct fab_id **o;
 
 	if (!b)
@@ -77,9 +80,9 @@ void port_release(struct fab_id *id)
 	id->bind = NULL;
 	if (b->owners)
 		return;
-	for (pos = &fab.binds[b->port % FAB_BIND_BUCKETS]; *pos != b; pos = &(*pos)->next)
-		;
-	*pos = b->next;
+	*b->pprev = b->next;
+	if (b->next)
+		b->next->pprev = b->pprev;
 	port_mark(b->ps, b->port, false);
 	fab_free(b);
 }
