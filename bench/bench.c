@@ -40,13 +40,13 @@ static const char *addr = "127.0.0.1";
 static int repeats = 5;
 static FILE *tsv;
 
-static void die(const char *call)
+static __attribute__((noreturn)) void die(const char *call)
 {
 	fprintf(stderr, "bench[%d]: %s: %s\n", (int)getpid(), call, strerror(errno));
 	exit(2);
 }
 
-static void fail(const char *what)
+static __attribute__((noreturn)) void fail(const char *what)
 {
 	fprintf(stderr, "bench[%d]: %s\n", (int)getpid(), what);
 	exit(2);
@@ -261,8 +261,11 @@ static void serve(int fd)
 		struct rdma_cm_id *id;
 		struct request *req;
 
-		/* The client may think for a while (its own rows): no bound. */
-		if (poll(&pfd, 1, -1) != 1 || rdma_get_cm_event(ch, &ev))
+		/* The client is quiet at most for a row of its own; a minute
+		 * without an event, it is gone. */
+		if (poll(&pfd, 1, 60000) != 1)
+			fail("the server heard nothing from the client for 60 s");
+		if (rdma_get_cm_event(ch, &ev))
 			die("rdma_get_cm_event");
 		id = ev->id;
 		switch (ev->event) {
