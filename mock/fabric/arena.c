@@ -725,7 +725,14 @@ static void fork_child(void)
 	mock_pid_forget(); /* before anything asks it here */
 	self_pid = getpid();
 	if (!shared_mode) {
-		/* Its own copy: the locks start afresh, the slot is its own. */
+		/* Its own copy: the locks start afresh, the slot is its own.
+		 * The unlocks fail (a robust lock's owner is the parent's
+		 * thread), but tell ThreadSanitizer that fork_prepare's hold
+		 * is over, or it takes the child's next locker for a second
+		 * owner. */
+		pthread_mutex_unlock(&sh->alloc_lock);
+		pthread_mutex_unlock(&fab_fabric->lock);
+		pthread_mutex_unlock(&sh->verbs_lock);
 		fab_mutex_init(&sh->alloc_lock);
 		fab_mutex_init(&fab_fabric->lock);
 		fab_mutex_init(&sh->verbs_lock);
