@@ -179,37 +179,25 @@ struct waiter {
 	pid_t tid;
 };
 
-struct acker {
-	struct rdma_cm_event *event;
-	pid_t waiter; /* the thread in rdma_destroy_id */
-	int acked;
-};
-
-/* Acks once the destroying thread blocks. */
-static void *ack_later(void *arg)
+static void ack_cm_event(void *event)
 {
-	struct acker *a = arg;
-
-	fx_await_sleeping(a->waiter);
-	__atomic_store_n(&a->acked, 1, __ATOMIC_RELEASE);
-	rdma_ack_cm_event(a->event);
-	return NULL;
+	rdma_ack_cm_event(event);
 }
 
+/* Another thread acks the event once this one blocks in rdma_destroy_id. */
 void rdma_destroy_id__waits_for_ack(void **state)
 {
-	struct acker a = { .waiter = fx_tid() };
+	struct fx_once_blocked acker;
 	struct fx fx;
-	pthread_t acker;
 
 	fx_reach(&fx, AF_INET, FX_RESOLVE_CALLED);
-	a.event = fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
-	assert_int_equal(pthread_create(&acker, NULL, ack_later, &a), 0);
+	fx_once_blocked(&acker, ack_cm_event,
+			fx_expect(fx.client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS));
 	FX_OK(rdma_destroy_id(fx.client));
 	fx.client = NULL;
-	if (!__atomic_load_n(&a.acked, __ATOMIC_ACQUIRE))
+	if (!fx_once_blocked_done(&acker))
 		fail_msg("rdma_destroy_id returned before its event was acked");
-	pthread_join(acker, NULL);
+	fx_once_blocked_join(&acker);
 	fx_release(&fx);
 }
 

@@ -317,21 +317,9 @@ void ibv_modify_srq__limit_event(void **state)
 	release_with_srq(&q, srq);
 }
 
-struct async_acker {
-	struct ibv_async_event *event;
-	pid_t waiter; /* the thread in ibv_destroy_srq */
-	int acked;
-};
-
-/* Acks once the destroying thread blocks. */
-static void *ack_async_later(void *arg)
+static void ack_async_event(void *event)
 {
-	struct async_acker *a = arg;
-
-	fx_await_sleeping(a->waiter);
-	__atomic_store_n(&a->acked, 1, __ATOMIC_RELEASE);
-	ibv_ack_async_event(a->event);
-	return NULL;
+	ibv_ack_async_event(event);
 }
 
 /* An SRQ whose limit event was read and not yet acked: ibv_destroy_srq
@@ -342,9 +330,8 @@ void ibv_ack_async_event__destroy_waits(void **state)
 {
 	struct ibv_srq_attr attr = { .srq_limit = 3 };
 	struct ibv_async_event ev;
-	struct async_acker a = { .event = &ev, .waiter = fx_tid() };
+	struct fx_once_blocked acker;
 	struct ibv_srq *srq;
-	pthread_t acker;
 	struct fx_qp q;
 
 	qp_on_srq(&q, 10, &srq);
@@ -356,11 +343,11 @@ void ibv_ack_async_event__destroy_waits(void **state)
 	fx_async_expect(q.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, EVENT_MS, &ev);
 	FX_VERBS_OK(ibv_destroy_qp(q.qp));
 	q.qp = NULL;
-	assert_int_equal(pthread_create(&acker, NULL, ack_async_later, &a), 0);
+	fx_once_blocked(&acker, ack_async_event, &ev);
 	FX_VERBS_OK(ibv_destroy_srq(srq));
-	if (!__atomic_load_n(&a.acked, __ATOMIC_ACQUIRE))
+	if (!fx_once_blocked_done(&acker))
 		fail_msg("ibv_destroy_srq returned before the event was acked");
-	pthread_join(acker, NULL);
+	fx_once_blocked_join(&acker);
 	fx_qp_release(&q);
 }
 
