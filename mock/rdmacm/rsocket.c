@@ -494,18 +494,42 @@ int rs_do_connect(struct rsocket *rs)
 	return -1;
 }
 
-int rs_progress_connect(struct rsocket *rs)
+static int progress_connect(struct rsocket *rs, bool only_under_way)
 {
 	bool now_connected;
 	int ret;
 
 	pthread_mutex_lock(&rs->lock);
+	if (only_under_way && (!rs_opening(rs->phase) || rs->phase == RS_ACCEPTING)) {
+		pthread_mutex_unlock(&rs->lock);
+		return 0;
+	}
 	ret = rs_do_connect(rs);
 	now_connected = !ret && !rs->in_svc;
 	pthread_mutex_unlock(&rs->lock);
 	if (now_connected)
 		rs_svc_add(rs);
 	return ret;
+}
+
+int rs_progress_connect(struct rsocket *rs)
+{
+	return progress_connect(rs, false);
+}
+
+int rs_continue_connect(struct rsocket *rs)
+{
+	return progress_connect(rs, true);
+}
+
+bool rs_listening(struct rsocket *rs)
+{
+	bool listening;
+
+	pthread_mutex_lock(&rs->lock);
+	listening = rs->phase == RS_LISTENING;
+	pthread_mutex_unlock(&rs->lock);
+	return listening;
 }
 
 MOCK_EXPORT int rconnect(int socket, const struct sockaddr *addr, socklen_t addrlen)

@@ -176,9 +176,15 @@ void rs_free(struct rsocket *rs);
  * once connected; -1 with EINPROGRESS while it goes on; -1 with errno (and
  * SO_ERROR) when it failed. rs_do_connect holds rs->lock;
  * rs_progress_connect takes it, and hands a new connection to the service
- * thread. */
+ * thread. rs_continue_connect does the same only for a connect under way,
+ * reading the phase under the lock (the service thread writes it), and is 0
+ * for any other socket. */
 int rs_do_connect(struct rsocket *rs);
 int rs_progress_connect(struct rsocket *rs);
+int rs_continue_connect(struct rsocket *rs);
+/* Whether a stream socket listens, its phase read under its lock (the
+ * service thread and the program's threads both write it). */
+bool rs_listening(struct rsocket *rs);
 /* The service thread's work for stream sockets: a request at a listener;
  * an event on an accepting or connected socket's id. */
 void rs_svc_listen_event(struct rsocket *listener);

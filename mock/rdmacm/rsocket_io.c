@@ -14,7 +14,7 @@
 /* A stream socket ready for data, or -1 with errno. */
 static int stream_ready(struct rsocket *rs)
 {
-	if (!rs_opening(rs->phase) || rs->phase == RS_ACCEPTING || !rs_progress_connect(rs))
+	if (!rs_continue_connect(rs))
 		return 0;
 	if (errno == EINPROGRESS)
 		errno = EAGAIN;

@@ -31,14 +31,13 @@ static short stream_events(struct rsocket *rs, short events)
 {
 	short revents = 0;
 
-	if (rs->phase == RS_LISTENING) {
+	if (rs_listening(rs)) {
 		struct pollfd pfd = { .fd = rs->accept_fd[0], .events = events };
 
 		poll(&pfd, 1, 0);
 		return pfd.revents;
 	}
-	if (rs_opening(rs->phase) && rs->phase != RS_ACCEPTING && rs_progress_connect(rs) &&
-	    errno == EINPROGRESS)
+	if (rs_continue_connect(rs) && errno == EINPROGRESS)
 		return 0;
 	pthread_mutex_lock(&rs->lock);
 	switch (rs->phase) {

@@ -66,20 +66,13 @@ static void keepalives(uint64_t now, int *timeout)
 	}
 }
 
-/* A stream socket's phase is written under its lock by the program's
- * threads (a completion polled in rclose, say): read it so too. */
 static void handle(struct rsocket *rs)
 {
-	bool listening;
-
 	if (rs->type == SOCK_DGRAM) {
 		ds_svc_request(rs);
 		return;
 	}
-	pthread_mutex_lock(&rs->lock);
-	listening = rs->phase == RS_LISTENING;
-	pthread_mutex_unlock(&rs->lock);
-	if (listening)
+	if (rs_listening(rs))
 		rs_svc_listen_event(rs);
 	else
 		rs_svc_conn_event(rs);
