@@ -24,16 +24,23 @@ static int sender = -1; /* this process's unbound socket for ringing */
 static uint32_t next_serial;
 static pthread_mutex_t sender_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static socklen_t bell_address(const struct fab_bell *b, struct sockaddr_un *sun)
+/* The name is made once, when the bell is opened (a ring is the hot path). */
+static void bell_name(struct fab_bell *b)
 {
 	int n;
 
-	memset(sun, 0, sizeof *sun);
-	sun->sun_family = AF_UNIX;
-	/* sun_path[0] is 0: the abstract namespace. */
-	n = snprintf(sun->sun_path + 1, sizeof sun->sun_path - 1, "rdmamock-%016llx-%d-%u",
+	/* name[0] is 0: the abstract namespace. */
+	b->name[0] = '\0';
+	n = snprintf(b->name + 1, sizeof b->name - 1, "rdmamock-%016llx-%d-%u",
 		     (unsigned long long)fab_token(), (int)b->pid, b->serial);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	b->name_len = (uint8_t)(1 + n);
+}
+
+static socklen_t bell_address(const struct fab_bell *b, struct sockaddr_un *sun)
+{
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, b->name, b->name_len);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + b->name_len);
 }
 
 int fab_bell_open(struct fab_bell *b)
@@ -50,6 +57,7 @@ int fab_bell_open(struct fab_bell *b)
 	pthread_mutex_unlock(&sender_lock);
 	b->pid = mock_pid();
 	b->lit = false;
+	bell_name(b);
 	len = bell_address(b, &sun);
 	if (bind(fd, (struct sockaddr *)&sun, len)) {
 		int err = errno;

@@ -42,6 +42,8 @@ struct fab_bell {
 	uint32_t serial; /* its number in the owner */
 	int fd;          /* the owner's descriptor */
 	bool lit;
+	uint8_t name_len;
+	char name[64];   /* its abstract socket name, made once at open */
 };
 /* Make one, owned by this process: its fd, or a negative errno. */
 int fab_bell_open(struct fab_bell *b);
