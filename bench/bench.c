@@ -9,7 +9,9 @@
  * microseconds (the bandwidth row in MB/s). The rows with a peer run it as
  * a thread of this process, then as a process of its own (this program
  * again, --serve). The scale rows measure 1,000 operations with N ids, or
- * N connections, already alive. Prints the table and writes it, one row a
+ * N connections, already alive. The rows named "floor:" measure no RDMA
+ * call: what a system call and a hand-off between threads cost on this
+ * machine, under the rest. Prints the table and writes it, one row a
  * line, to TSV: row, unit, min, median, max, operations per batch. A call
  * that fails exits 2 naming it; every wait is bounded. */
 #include <arpa/inet.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -580,7 +583,7 @@ static void handoff_row(void)
 	fds[1] = from[1];
 	if ((errno = pthread_create(&t, NULL, echo, fds)))
 		die("pthread_create");
-	row_start(&r, "us", ops, "a byte to another thread and back (pipes)");
+	row_start(&r, "us", ops, "floor: a byte to another thread and back (pipes)");
 	for (int k = 0; k < repeats; k++) {
 		double t0 = now_us();
 
@@ -598,6 +601,90 @@ static void handoff_row(void)
 	close(from[0]);
 	close(from[1]);
 	row_print(&r);
+}
+
+/* The floor under every call that enters the kernel: one system call that
+ * does nothing (getppid, which the C library does not cache). */
+static void syscall_row(void)
+{
+	const int ops = SCALE_OPS * 10;
+	struct row r;
+
+	row_start(&r, "us", ops, "floor: a system call (getppid)");
+	for (int k = 0; k < repeats; k++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < ops; i++)
+			syscall(SYS_getppid);
+		r.v[r.n++] = (now_us() - t0) / ops;
+	}
+	row_print(&r);
+}
+
+/* The whole connection cycle driven by one thread, as a program with one
+ * event loop does it: the listener and the client on channels of their
+ * own, each event read as it is due. No thread hands work to another, so
+ * the row is what the CM itself costs. */
+static void one_thread_cycle(const struct sockaddr_in *at)
+{
+	struct rdma_event_channel *cc = rdma_create_event_channel(), *sc = rdma_create_event_channel();
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+				      .rnr_retry_count = 7, .retry_count = 7 };
+	struct side cs = { 0 }, ss = { 0 };
+	struct rdma_cm_id *listen_id;
+	const int ops = SCALE_OPS / 10;
+	struct row r;
+
+	if (!cc || !sc)
+		die("rdma_create_event_channel");
+	if (rdma_create_id(sc, &listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(listen_id, (struct sockaddr *)at) || rdma_listen(listen_id, 16))
+		die("rdma_create_id/rdma_bind_addr/rdma_listen (one thread)");
+	row_start(&r, "us", ops, "connection cycle, one thread");
+	for (int k = 0; k < repeats; k++) {
+		double t = now_us();
+
+		for (int i = 0; i < ops; i++) {
+			struct rdma_cm_id *id, *conn;
+			struct rdma_cm_event *ev;
+
+			if (rdma_create_id(cc, &id, NULL, RDMA_PS_TCP) ||
+			    rdma_resolve_addr(id, NULL, (struct sockaddr *)at, TIMEOUT_MS))
+				die("rdma_create_id/rdma_resolve_addr (one thread)");
+			expect_ack(cc, RDMA_CM_EVENT_ADDR_RESOLVED);
+			if (rdma_resolve_route(id, TIMEOUT_MS))
+				die("rdma_resolve_route (one thread)");
+			expect_ack(cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
+			side_qp(&cs, id, SMALL, SMALL);
+			if (rdma_connect(id, &cp))
+				die("rdma_connect (one thread)");
+			ev = expect(sc, RDMA_CM_EVENT_CONNECT_REQUEST);
+			conn = ev->id;
+			rdma_ack_cm_event(ev);
+			side_qp(&ss, conn, SMALL, SMALL);
+			if (rdma_accept(conn, &cp))
+				die("rdma_accept (one thread)");
+			expect_ack(cc, RDMA_CM_EVENT_ESTABLISHED);
+			expect_ack(sc, RDMA_CM_EVENT_ESTABLISHED);
+			if (rdma_disconnect(id))
+				die("rdma_disconnect (one thread)");
+			expect_ack(sc, RDMA_CM_EVENT_DISCONNECTED);
+			rdma_destroy_qp(conn);
+			if (rdma_destroy_id(conn))
+				die("rdma_destroy_id (one thread, passive)");
+			expect_ack(cc, RDMA_CM_EVENT_DISCONNECTED);
+			rdma_destroy_qp(id);
+			if (rdma_destroy_id(id))
+				die("rdma_destroy_id (one thread)");
+		}
+		r.v[r.n++] = (now_us() - t) / ops;
+	}
+	row_print(&r);
+	side_close(&cs);
+	side_close(&ss);
+	rdma_destroy_id(listen_id);
+	rdma_destroy_event_channel(cc);
+	rdma_destroy_event_channel(sc);
 }
 
 static void local_rows(const int *scale, int nscale)
@@ -723,6 +810,8 @@ static void local_rows(const int *scale, int nscale)
 	row_print(&qp);
 	for (int i = 0; i < ops / 10; i++)
 		rdma_destroy_id(ids[i]);
+	dst.sin_port = htons(7472);
+	one_thread_cycle(&dst);
 
 	/* Scale: N ids alive, each bound to an ephemeral port of ADDR. */
 	for (int k = 0; k < nscale; k++) {
@@ -856,6 +945,7 @@ int main(int argc, char **argv)
 	printf("bench: %s, %d batches a row, %ld CPUs, load average %.2f; the cost of one operation\n",
 	       addr, repeats, sysconf(_SC_NPROCESSORS_ONLN), load[0]);
 	printf("%-44s %-5s %10s %10s %10s %8s\n", "", "unit", "min", "median", "max", "ops");
+	syscall_row();
 	handoff_row();
 	local_rows(scale, nscale);
 	with_peer(argv[0], false, conns, nconns);
