@@ -44,7 +44,7 @@
 #define FAB_MAGIC 0x6b636f6d616d6472ull /* "rdmamock" */
 /* Bumped whenever struct fab_shared or anything in the arena changes
  * shape: a process never joins a fabric of another layout. */
-#define FAB_LAYOUT 3
+#define FAB_LAYOUT 4
 #define FAB_ARENA_SIZE (1ull << 30)
 /* Where a shared fabric is mapped in every process: high in the range
  * where a process maps libraries, and where ASan and TSan allow an
