@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmacheck: the only entry point (GNU Make; no Python, CMake or autotools).
 # Quiet by default; V=1 prints full command lines. Changing CC, COVERAGE or
 # SANITIZE rebuilds everything (the flags are stamped).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* bench: what the RDMA CM and verbs calls cost, on whatever librdmacm and
  * libibverbs it is given: the mock's drop-in libraries (make bench) or a
  * real device (make bench-rxe runs it on rdma_rxe in a guest, and on the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The suite's two-host mode on the mock: `rdmacheck-mock --serve` in one
 # process answers the connections of the suite in another, on a fabric of
 # this run's own. The peer is on rxe0 (127.0.0.2, fd00::2), the suite on

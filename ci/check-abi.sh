@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The drop-in promise at link level: the mock's libraries export every
 # (symbol, version) pair that rdma-core does, and every RDMA program and
 # library Debian ships loads on them with no undefined symbol or version.

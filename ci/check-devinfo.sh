@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Debian's ibv_devices and ibv_devinfo -v, unmodified, on the mock: every
 # device of the topology with its port and every GID the mock's table holds,
 # nothing reported as not implemented.

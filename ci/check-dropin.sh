@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The drop-in promise: programs built against the system's rdma-core, and
 # nothing else, run unmodified on the mock.
 #   ci/check-dropin.sh MOCK_LIB_DIR PROGRAM...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Fault points reach unmodified programs through fiu-run: fail rdma_connect
 # in port_probe with ECONNREFUSED and expect the program to report exactly
 # that call and errno.

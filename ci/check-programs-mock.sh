@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make check-programs: ci/check-programs.sh on the mock's drop-in libraries,
 # on a fabric of this run's own, with a sanitizer build's runtime preloaded
 # into Debian's programs (their own leaks are not the mock's).

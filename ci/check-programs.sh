@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make check-programs: the RDMA programs Debian ships, unmodified, each as a
 # server and a client in two processes, on the mock (or, in the soft-RoCE
 # guests, on rdma_rxe). A program passes when both sides exit 0 and the

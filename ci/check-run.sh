@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmamock-run on unmodified programs, with no LD_LIBRARY_PATH from us: a
 # fault given with --fault reaches the program, a bad one is named before
 # anything runs, the exit status passes through, what the program leaves

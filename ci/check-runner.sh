@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Checks the suite runner on its own selftest list: each test's verdict, the
 # exit codes, that prove and xmllint accept the TAP and JUnit it writes, the
 # device profile (declared skips, deviations, malformed files) and the

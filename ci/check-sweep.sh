@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rdmamock-sweep, and make sweep's rule on our own examples: under every
 # fault each can meet (the first hit of each point, once and from then
 # on), nothing crashes, hangs, draws a sanitizer report or leaks (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make check-valgrind: the suite's addrinfo tests under valgrind, children
 # traced: nothing the suite resolves is leaked, and no invalid access. A
 # sanitizer build has its own checker, so it skips.

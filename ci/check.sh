@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make check: the runner checked on its own list, the ABI, the suite on the
 # mock with its TAP and JUnit validated (and in its two-host mode), the
 # drop-in test, faults from outside, and the suite on the real rdma-core
@@ -15,6 +16,10 @@ conf=$build/conformance
 
 s_runner() {
 	bash ci/check-runner.sh "$conf/runner-selftest" "$out/runner"
+}
+
+s_license() {
+	bash ci/check-spdx.sh .
 }
 
 s_abi() {
@@ -65,6 +70,7 @@ s_real() {
 steps=(
 	"s_runner 2 runner self-test"
 	"s_abi 2 ABI: every rdma-core symbol and version, and Debian's programs loaded on the mock"
+	"s_license 2 licenses: every source file carries its SPDX line (LICENSE)"
 	"s_mock 1 conformance suite on the mock"
 	"s_2proc 1 the suite's two-host mode on the mock: rdmacheck-mock --serve in another process"
 	"s_dropin 2 drop-in: a program built against the system's librdmacm, on the mock"

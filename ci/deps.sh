@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make deps: install the Debian packages a list names (default: the build
 # and test set, ci/packages.txt). Idempotent: installs only what is missing,
 # and says so; as a non-root user it uses sudo if there is one, else it says

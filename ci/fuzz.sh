@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make fuzz: the API-sequence fuzzer (fuzz/api.c) on the ASan+UBSan build.
 # Every input of fuzz/regressions runs once (each one that crashed or
 # broke an invariant before its fix), then libFuzzer runs for SECONDS from

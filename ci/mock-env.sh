@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Sourced by the checks that run programs through a build's tools: none of
 # the caller's mock environment, and a sanitizer build's runtime preloaded
 # first into Debian's programs (their own leaks are not the mock's).

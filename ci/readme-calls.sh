@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The README's tables of calls, generated from the .map, .calls and .errnos
 # files.
 #   ci/readme-calls.sh print       the generated section, on stdout

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The sanitizer runtime a sanitizer build of the drop-in libraries needs
 # loaded first into a program that was not built with it (gcc's libasan,
 # clang's libclang_rt.asan); nothing for any other build.

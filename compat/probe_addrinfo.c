@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Build-time probe: does <rdma/rdma_cma.h> declare the v60 addrinfo calls
  * and events? It compiles only if it does. */
 #include <rdma/rdma_cma.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdma_resolve_addrinfo, rdma_query_addrinfo and rdma_write_cm_event came
  * with rdma-core v60 (symbol version RDMACM_1.4). Against an older
  * <rdma/rdma_cma.h> (Debian 12 has v44) this supplies their declarations

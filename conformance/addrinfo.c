@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_resolve_addrinfo(), rdma_query_addrinfo() and
  * rdma_write_cm_event() (rdma-core v60, RDMACM_1.4), called through
  * fx_addrinfo_api() so that an older librdmacm skips them by name. */

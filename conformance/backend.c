@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The device under test: which library the suite runs on, and the device
  * profile that says what the device lacks and where it knowingly deviates
  * (fixtures/devices/). librdmamock exports rdmamock_version and the system's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_bind_addr(): conflicts, foreign addresses, state and
  * argument checks, and the device a bind attaches. */
 #include <errno.h>

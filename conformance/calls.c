@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: the calls a program makes around the heart of a connection,
  * each with its documented result: the string and rate conversions, the
  * device list, completion channels and their events, memory registration,

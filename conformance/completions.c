@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: every ibv_wc field of an RC connection's completions, for
  * each opcode (SEND and RECV with and without immediate data, RDMA WRITE
  * with and without, RDMA READ, both atomics), and for the errors a program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: every field of the events of a connection's life
  * (param.conn, status, id, listen_id), the addresses on each side, and the
  * QP attributes the CM programs on each side (ibv_query_qp,

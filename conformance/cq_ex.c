@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_create_cq_ex() and its polling API (ibv_start_poll,
  * ibv_next_poll, ibv_end_poll, ibv_wc_read_*), and ibv_resize_cq(). */
 #include <arpa/inet.h>

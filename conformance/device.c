@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_query_device_ex(), ibv_query_port(), ibv_query_gid(),
  * ibv_query_gid_ex(), ibv_query_gid_table(), ibv_query_pkey(),
  * ibv_get_pkey_index(), ibv_fork_init() and ibv_is_fork_initialized(),

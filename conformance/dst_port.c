@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_get_dst_port() in every state of a connection.
  * Ports are compared in host order (fx_dst_port); the byte order itself
  * has a clause of its own. */

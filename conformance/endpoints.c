@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_create_ep(), rdma_get_request() and synchronous ids end
  * to end, rdma_migrate_id(), rdma_get_devices(), and address resolution
  * that cannot succeed. */

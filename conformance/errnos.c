@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The suite's side of the errno tables: every errno a test expects of a
  * call must be one the call's table allows, on either backend. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_get_cm_event() and the events of a connection's life:
  * their order on each side, rejections, teardown and timewait, a
  * non-blocking channel, rdma_destroy_id waiting for acks, and synchronous

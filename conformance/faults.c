@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: the mock's fault points (libfiu), one per entry point that
  * can report an error, named rdmamock/<library>/<function>. Mock-only. */
 #include <errno.h>

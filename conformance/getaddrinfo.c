@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_getaddrinfo() and rdma_freeaddrinfo(): numeric and
  * named hosts and services, RAI_PASSIVE, RAI_NUMERICHOST, RAI_FAMILY,
  * port spaces, RAI_SA, and the three ways it reports failure. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: the mock's ledger of live objects (RDMAMOCK_LEDGER,
  * RDMAMOCK_STRICT): a destroyed object used or destroyed again, an event
  * acked twice, objects the mock never made (on the stack, from calloc), a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: input upstream does not check, where it crashes or reads
  * past what it was given: ibv_query_device() with no attribute struct,
  * rdma_getaddrinfo() hints naming an address length without the address,

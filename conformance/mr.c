@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_reg_mr() of memory the process may not write or read,
  * and ibv_rereg_mr(): the input checks libibverbs makes before asking the
  * provider, and changing an MR's access and translation. */

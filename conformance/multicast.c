@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_join_multicast(), rdma_join_multicast_ex() and
  * rdma_leave_multicast() on RDMA_PS_UDP ids over RoCE: MULTICAST_JOIN's UD
  * data, the QP's attachment (loopback, members, send-only, leaving), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: the calls the mock exports but does not implement (the
  * stubs mock/abi/abi.awk generates from the .calls tables). Each fails in
  * its call's convention and says so once on stderr. Mock-only. Looked up

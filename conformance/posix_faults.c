@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: how real rdma-core reports a system call that fails under
  * it, as libfiu's POSIX preload (fiu-run -x) makes one fail: the open of
  * the RDMA CM's device, a write to its file, an mmap of a provider's queue.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_cm and verbs between two processes of one host: a
  * connection and its data (RDMA WRITE, READ and SEND into the other
  * process's memory), port spaces and QP numbers shared by the processes,

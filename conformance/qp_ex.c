@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_create_qp_ex() with send_ops_flags, ibv_qp_to_qp_ex(),
  * and the ibv_wr_* posting API: ibv_wr_start, ibv_wr_send,
  * ibv_wr_rdma_write, ibv_wr_set_sge, ibv_wr_set_sge_list,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_create_qp(), ibv_modify_qp(), ibv_query_qp() and the QP
  * state machine; objects in use (ibv_destroy_cq, ibv_dealloc_pd); the QP
  * states rdma_cm leaves a connection's QPs in; SEND/RECV over one. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The clause registry and the test list, built from the X-macro lists. The
  * angle-bracket includes let the -I path choose which lists: the suite's
  * (conformance/) or the runner's own selftest (conformance/selftest/). */

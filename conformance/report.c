@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The reports: TAP for prove, one JUnit XML document, the results TSV, and
  * the Markdown clause matrix merged from results TSV files. Every writer
  * leaves errors to the stream's error flag; the caller checks it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The runner's results and the reports written from them: TAP, JUnit XML,
  * the results TSV, and the Markdown clause matrix merged from TSV files;
  * and the runner's side of the device profile (backend.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: riomap, riounmap, riowrite: direct placement into a peer's
  * buffer (man rsocket(7)), with upstream's answers where the page is
  * silent. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rpoll, rselect, repoll_create, repoll_ctl, repoll_wait: the
  * events of rsockets, and of rsockets and other fds together (man
  * rsocket(7): "rpoll and rselect support polling both rsockets and normal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rsocket, rbind, rlisten, raccept, rconnect, rsend, rrecv,
  * rshutdown, rclose, rgetsockname, rgetpeername (SOCK_STREAM), as man
  * rsocket(7) says they mirror the socket calls, and as upstream's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rsockets as rdmacm-utils' programs use them, each program's
  * server and client as two threads of one test (the client on the test's
  * thread): rstream (a verified stream both ways, nonblocking, driven by

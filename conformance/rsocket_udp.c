@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rsocket(SOCK_DGRAM), rbind, rconnect, rsendto, rsend,
  * rrecvfrom, rgetsockname, rgetpeername on datagram sockets, with udp(7)'s
  * rules. A datagram may be lost, as UDP's may: a test sends again until

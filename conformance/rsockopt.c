@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rsetsockopt, rgetsockopt, rfcntl: the options man
  * rsocket(7) lists, with upstream's answers (librdmacm/rsocket.c) where
  * the socket man pages say more or otherwise. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The suite runner: selects tests, runs each alone in a forked child under a
  * timeout, classifies how it ended, prints a line per test and writes the
  * TAP, JUnit and results reports; or, with --matrix, merges results files

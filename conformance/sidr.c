@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_connect(), rdma_accept(), rdma_reject() and
  * rdma_disconnect() on RDMA_PS_UDP ids (the IB CM's service ID resolution,
  * SIDR): the UD data of CONNECT_REQUEST, ESTABLISHED and UNREACHABLE, the

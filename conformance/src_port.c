@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_get_src_port() in every state of a connection, and on
  * ids bound to a port, to the wildcard and to port 0. */
 #include <arpa/inet.h>

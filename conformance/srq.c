@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_create_srq(), ibv_modify_srq(), ibv_query_srq(),
  * ibv_post_srq_recv(), ibv_destroy_srq(): limits and granted sizes,
  * resizing, the limit event, QPs on an SRQ (ibv_post_recv refused,

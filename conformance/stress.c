@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: threads on one channel and one fabric at once: ids
  * destroyed while another thread reads their events (rdma_destroy_id
  * waits for the acks of what was read), and client threads connecting,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: the end of a connection: which QP is in which state, and
  * which side flushes what and when, for each order of rdma_disconnect, for
  * rdma_destroy_id without a disconnect, and with work outstanding.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_create_ah(), ibv_init_ah_from_wc(),
  * ibv_create_ah_from_wc(), ibv_destroy_ah(), and UD traffic through
  * ibv_post_send()/ibv_post_recv(): the 40-byte GRH, immediates, Q_Keys, the

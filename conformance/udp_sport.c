@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: mlx5dv_modify_qp_udp_sport(): RTS only, RC and UC only,
  * mlx5 devices with the rts2rts UDP-sport capability only, 0 or a positive
  * errno with errno untouched; and (mock-only) the port a QP then carries. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: ibv_open_xrcd(), ibv_close_xrcd(), ibv_create_srq_ex() of
  * type XRC, ibv_get_srq_num(), XRC_SEND and XRC_RECV QPs from
  * ibv_create_qp_ex(), wr.qp_type.xrc.remote_srqn; and the two programs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make coverage: the mock built with gcov in a tree of its own (the normal
 # build is left alone), the suite and the drop-in example run on it, and
 # lcov/genhtml's report of mock/ in build/coverage/html; then the examples under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The coverage build's examples under rdmamock-sweep (every point each
 # reaches, its first two hits, once and from then on), for the second
 # coverage report: what their error paths and the mock's reach under faults.

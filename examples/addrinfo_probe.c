@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* addrinfo_probe: rdma_resolve_addrinfo and rdma_query_addrinfo (rdma-core
  * v60, RDMACM_1.4), looked up with dlsym so that the program builds against
  * any rdma-core's headers and runs on any librdmacm. It resolves ADDR with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* port_probe: connect two RDMA CM ids (with QPs) in one process and print what
  * rdma_get_src_port / rdma_get_dst_port return at each step, checking the
  * values real rdma-core gives (shared REFERENCE.md, measured on rxe).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* qp_probe: connect two RDMA CM ids with QPs in one process, then check
  * what REFERENCE.md records of real rdma-core: both QPs in RTS once
  * established; mlx5dv_modify_qp_udp_sport gives 0 on an mlx5 device in RTS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The API-sequence fuzzer (make fuzz): libFuzzer's bytes become a sequence
  * of rdma_cm, verbs and mlx5dv calls on the mock, in one process on a
  * private fabric, and after each call the invariants are checked:

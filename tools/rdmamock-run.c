@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmamock-run: run an unmodified program on the mock.
  *
  *   rdmamock-run [--fabric NAME] [--topology SPEC] [--fault SPEC]...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmamock-sweep: a program through every fault it can meet.
  *
  *   rdmamock-sweep [--timeout S] [--jobs N] [--points GLOB] [--max-nth N] [--calls]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What the tools share: finding the drop-in libraries beside them, calling
  * librdmamock's control API, building the environment a program runs on
  * the mock with. Errors print "<tool>: ..." and exit 2. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make bench-rxe's part in the guest (RXE_DEBUG_SCRIPT, sourced by
 # ci/rxe/init): bench on rxe0 and the same binary on the mock's drop-in
 # libraries (copied beside it in $BIN), taking turns, twice each (a TCG

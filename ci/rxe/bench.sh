@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make bench-rxe: bench/bench.c on rdma_rxe and on the mock in one
 # soft-RoCE guest (the debian12 stack: kernel 6.1, rdma-core 44; or STACK),
 # each twice, taking turns, the better median of each row kept,

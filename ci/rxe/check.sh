@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make check-rxe / rxe-<stack>: run the stacks' guests one after the other,
 # then a fresh mock run, the clause matrix of the mock and every real run that
 # came back, and the verdict.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Shared helpers for the soft-RoCE guest scripts (sourced, not run).
 # Each script sets RXE_TAG (e.g. "rxe debian12") before sourcing.
 

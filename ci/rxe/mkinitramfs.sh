@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Assemble a guest's initramfs from a stack (stack.env written by
 # stack-<name>.sh) and this build's binaries:
 #   ci/rxe/mkinitramfs.sh STACK_ENV BUILD_DIR OUT_DIR

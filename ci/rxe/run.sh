@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # One soft-RoCE stack end to end:
 #   ci/rxe/run.sh STACK BUILD_DIR        (STACK: debian12 | sid)
 # 1. fetch or reuse the stack (kernel, and for sid the userspace) in the cache;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make check-rxe: the real backend (rdmacheck-real, the examples) on the
 # kernel's soft-RoCE driver (rdma_rxe) in qemu guests, for two stacks:
 #   debian12  Debian 12's kernel 6.1 + the host's rdma-core 44   (rxe44)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The debian12 stack: Debian 12's kernel (the image package linux-image-amd64
 # depends on), downloaded into the cache and unpacked with dpkg -x, never
 # installed; the userspace (rdma-core 44, glibc, iproute2) is the host's own.

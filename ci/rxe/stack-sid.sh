@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The sid stack: Debian sid's kernel (linux-image-amd64 -> linux-image-<ver>,
 # a stub whose parts are linux-binary-<ver>, linux-modules-<ver> and
 # linux-base-<ver>) and sid's userspace: rdma-core 65 (librdmacm, libibverbs,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # cmtime (rdmacm-utils) as a server and a client on the fabric the sweep
 # gives it (RUN: rdmamock-run): the server binds 127.0.0.1:7712, the client
 # starts once it listens and times 4 connections, the server is stopped

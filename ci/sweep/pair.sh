@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # A server and its client on the fabric the sweep gives them, judged as one
 # program by what it is made to say:
 #   RUN=build/bin/rdmamock-run bash ci/sweep/pair.sh PORT SERVER [ARG]... -- CLIENT [ARG]...

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # rping as a server and a client on the fabric the sweep gives it (RUN:
 # rdmamock-run): the client starts once the server listens, and the server
 # is stopped when the client ends, so a hang is the client's; a server that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # make sweep's rule on the conformance suite: each test, run alone and
 # inline (rdmacheck-mock --inline, so that a crash is the run's), through
 # the first hit of every call it makes, failed once with the call's usual

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The conformance suite's shared declarations: clause registry, test list,
  * skip and divergence reporting. Tests include this and nothing of the
  * runner's internals. */

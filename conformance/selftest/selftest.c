@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Tests of the runner itself. Each ends in one particular way (pass, failed
  * assertion, skip, crash, early exit, hang, hostile output, documented-rule
  * observations, a device profile's capabilities and deviations) so that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The drop-in libraries' ABI, from its two sources: a library's .map (every
 # symbol and version node, as rdma-core exports them) and its .calls table
 # (what each call does on the mock). Run as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The errno tables as C: every row of mock/*/lib*.errnos (CALL ERRNO SOURCE;
 # ERRNO a name, or a number for a kernel code the C library has no name
 # for, such as 524, the kernel's ENOTSUPP),

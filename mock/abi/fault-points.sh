@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Every fault point of the mock, one per line, sorted: each entry point's
 # (FAULT_* in a library's sources, whose "#define LIB" names the library)
 # and each asynchronous point (a *fault*("rdmamock/...") call in the fabric

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The calls the drop-in libraries implement, as C for the clause matrix's
 # coverage line: every impl or partial row of mock/*/lib*.calls except the
 # provider interface (symbols only providers call), each name once (a call

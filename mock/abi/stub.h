@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What mock/abi/abi.awk generates for each drop-in library: the calls the
  * mock does not implement, and the older versions of a symbol. Nothing
  * here includes rdma-core's headers: a stub fails by its call's convention

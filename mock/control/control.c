@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmamock.h: the control API, each call one locked step on the fabric. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The errno tables (mock/<library>/<library>.errnos, compiled by
  * mock/abi/errnos.sh): for each call that can fail, the errnos (or, for
  * rdma_getaddrinfo, the EAI_ codes) upstream can give, its usual failure

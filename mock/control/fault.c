@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Faults: libfiu points, and the fabric's own table of faults written in
  * one syntax (RDMAMOCK_FAULTS, rdmamock_fault_add), aimed at a target.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The ledger: every object the program holds from the mock, per process,
  * so that a call can tell a live object from a destroyed one before it
  * touches it, and the process can be told at exit what it never released.

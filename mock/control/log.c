@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Messages from the mock: one line each on stderr. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to librdmamock and the drop-in libraries: messages, aborts on
  * caller bugs, and fault points. Nothing here is part of rdmamock.h. */
 #ifndef RDMAMOCK_MOCK_H

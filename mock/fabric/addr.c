@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Socket address helpers shared by the fabric and the topology. */
 #include <arpa/inet.h>
 #include <string.h>

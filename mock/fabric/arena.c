@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric's arena: where every object of the mock lives.
  *
  * Why one arena at one address. The mock plays the kernel and the HCA for

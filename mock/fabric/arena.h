@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric's memory: one arena that every object of the mock lives in,
  * mapped at the same address in every process that shares the fabric, so
  * that a pointer means the same object everywhere (see arena.c for why).

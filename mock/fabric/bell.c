@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Doorbells: the file descriptors the mock hands out to be polled (an
  * event channel's fd, a completion channel's, a context's async_fd),
  * made readable from any process of the fabric.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric's clock. Every protocol timeout of the mock (REQ retries,
  * TIMEWAIT, the DREQ timeout, address resolution, RNR and transport
  * retries, injected delays) is a timer on it, and so are the waits that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The CM as the kernel runs it for RoCE: ports, address and route
  * resolution, listeners, and the IB CM's REQ/REP/RTU/REJ/DREQ/DREP exchange
  * between two ids. Behaviour follows drivers/infiniband/core/{cma,ucma,cm}.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric's machinery: its lock, event channels, event queues, timers,
  * and the watcher thread each process runs: it fires the timers that are
  * due (what real networks deliver late: timeouts) and reaps the members of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric: everything that crosses between two CM ids, and the devices.
  *
  * This is the mock's narrow waist. It plays the part the kernel plays for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric's own state, shared by core.c (lock, channels, events,
  * timers), cm.c (the CM state machine), ports.c (port spaces) and
  * topology.c (devices).

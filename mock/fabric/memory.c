@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The HCA's DMA: copies into and out of the memory of whichever process
  * registered it. In this process a copy is a memmove; in another it is
  * process_vm_writev/readv, which the kernel allows between processes of

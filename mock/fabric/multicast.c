@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Multicast: the groups QPs are attached to (ibv_attach_mcast), which the
  * wire delivers to, and the CM's joins of a UD id (rdma_join_multicast),
  * as the kernel runs them for RoCE (cma_iboe_join_multicast): no SA to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Port spaces: who owns which port of TCP, UDP, IPoIB and IB, and the
  * kernel's rules for taking one (cma_alloc_port, cma_use_port,
  * cma_check_port in drivers/infiniband/core/cma.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The fabric's QPs and the wire between them: each QP's number, device,
  * state, remote QP number and the UDP source port RoCE v2 packets would
  * carry; and fab_transmit, which carries one packet from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Devices and their addresses: the default topology, RDMAMOCK_TOPOLOGY,
  * and the lookups the CM and verbs layers make. */
 #include <arpa/inet.h>

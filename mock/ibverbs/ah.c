@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: address handles, and the AH a UD receiver builds from a
  * completion and the GRH in front of its message (ibv_init_ah_from_wc,
  * ibv_create_ah_from_wc: libibverbs' own code, which reads the GRH as RoCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: asynchronous events. Each context has a queue of events not
  * read yet; its async_fd is the queue's doorbell (fabric.h), readable while
  * events wait, from whichever process raised them, as the kernel's async

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: completion channels, completion queues and their events.
  *
  * A channel's fd is the doorbell of its queue of fired CQs (fabric.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: the polling API of a CQ made with ibv_create_cq_ex
  * (start_poll, next_poll, end_poll and the read_* calls, reached through
  * struct ibv_cq_ex as the header's inline wrappers call them). start_poll

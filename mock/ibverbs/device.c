@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: device list, contexts, device and port queries, GIDs,
  * P_Keys, the device's sysfs files and protection domains, backed by the
  * fabric's topology. MRs, CQs, QPs, SRQs, AHs and the data path are in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs' helpers that cannot fail: the names programs print for the
  * verbs enums (the same text as upstream's, since programs print it), the
  * link-rate conversions, fork status, and the provider-side helpers a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: memory regions. The checks are the kernel's (ib_uverbs_reg_mr,
  * ib_check_mr_access, ib_umem_get); keys are unique in the process. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs' data path, requester side, reached through context->ops:
  * posting sends and receives. The "device" carries a send out at once, in
  * the caller's thread: it gathers the message, puts one packet on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: queue pairs (RC, UC, UD, XRC) and their state machine.
  *
  * ibv_modify_qp applies the kernel's rules: the transitions and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs' data path, responder side: what a QP does with a packet the
  * fabric brings it (fab_transmit calls verbs_qp_receive). The checks are
  * the responder's: the transport, the QP's state, the connection, the

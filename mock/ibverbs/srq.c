@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: shared receive queues (basic and XRC) and XRC domains.
  *
  * A QP created on an SRQ takes its receives from it; an XRC target QP

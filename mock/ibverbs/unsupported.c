@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: the context operations the mock does not implement. The
  * header's inline wrappers (ibv_alloc_dm, ibv_create_flow, ibv_alloc_mw,
  * ...) call these through the context, as they call a provider's; each

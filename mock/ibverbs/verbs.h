@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to the drop-in libibverbs: what its objects carry behind the
  * structs callers see, the per-personality device profile, and the calls
  * the files of mock/ibverbs/ share. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: the ibv_wr_* posting API of a QP created with send_ops_flags
  * (struct ibv_qp_ex's function pointers, called by the header's inline
  * ibv_wr_* wrappers). Between ibv_wr_start and ibv_wr_complete each

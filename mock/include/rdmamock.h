@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmamock.h: the control API of librdmamock, the fake fabric behind the
  * drop-in librdmacm.so.1 / libibverbs.so.1.
  *

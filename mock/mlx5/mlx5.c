@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The drop-in libmlx5: the direct-verbs calls the suite needs, with
  * providers/mlx5/mlx5.c's behaviour. Calls reach the device's ops table;
  * a device of another personality has none, and every call is

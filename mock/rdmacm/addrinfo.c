@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdma_resolve_addrinfo, rdma_query_addrinfo and rdma_write_cm_event
  * (RDMACM_1.4), in librdmacm/cma.c's order and with its return values, the
  * odd ones included: a failed resolution leaves errno holding whatever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to the drop-in librdmacm: what rdma_cm_id, rdma_cm_event and
  * rdma_event_channel carry behind their public structs. The public calls
  * keep upstream's checks and order (librdmacm/cma.c); the fabric stands

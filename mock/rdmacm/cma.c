@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* librdmacm's public calls for ids, channels and devices, in upstream's
  * order of checks (librdmacm/cma.c), over the fabric. */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Connection calls: connect, get_request, accept, reject, establish,
  * disconnect, with upstream's parameter rules (librdmacm/cma.c). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Endpoints: rdma_create_ep / rdma_destroy_ep, the synchronous
  * convenience calls built on the rest (librdmacm/cma.c). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* CM events: fetching (with upstream's per-event processing), acking, and
  * the synchronous-id wait (ucma_complete). */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdma_getaddrinfo / rdma_freeaddrinfo, as librdmacm/addrinfo.c behaves:
  * one result (the first getaddrinfo gives), the address on the source side
  * for RAI_PASSIVE and the destination side otherwise, getaddrinfo's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* librdmacm's multicast calls (rdma_join_multicast, _ex, rdma_leave_multicast),
  * with upstream's checks and order (librdmacm/cma.c): the join is the
  * kernel's (the fabric's), and when MULTICAST_JOIN comes the id's QP, if it

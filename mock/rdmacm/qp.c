@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* QPs on CM ids: rdma_create_qp / rdma_destroy_qp / rdma_init_qp_attr, and
  * the moves librdmacm makes for a connection (ucma_modify_qp_rtr/_rts/_err
  * in librdmacm/cma.c): INIT at creation, RTR and RTS on the active side

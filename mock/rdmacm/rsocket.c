@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rsockets: descriptors, and a stream socket's life: rsocket, rbind,
  * rlisten, raccept, rconnect, rshutdown, rclose and the names. The calls
  * check and fail as upstream's librdmacm/rsocket.c does; a connection is

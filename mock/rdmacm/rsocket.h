@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Internal to the drop-in librdmacm: rsockets, the socket API over RDMA
  * (<rdma/rsocket.h>, man rsocket(7)). Built the way upstream's
  * librdmacm/rsocket.c is, on librdmacm's public CM calls and on libibverbs,

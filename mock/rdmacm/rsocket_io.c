@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The data calls: rsend, rsendto, rsendmsg, rwrite, rwritev and rrecv,
  * rrecvfrom, rrecvmsg, rread, rreadv. Each finds the socket and hands the
  * work to its kind: rsocket_stream.c or rsocket_udp.c. A stream socket

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* riomap, riounmap, riowrite: direct placement into a peer's buffer.
  *
  * A socket takes as many mappings from its peer as its RDMA_IOMAPSIZE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rsetsockopt, rgetsockopt and rfcntl: the options man rsocket(7) lists,
  * with upstream's answers (librdmacm/rsocket.c): flags are kept per
  * optname and read back as set, SO_KEEPALIVE sends keepalives from the

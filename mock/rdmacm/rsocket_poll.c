@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rpoll, rselect and repoll_*: waiting on rsockets and other fds together.
  *
  * An rsocket's events are worked out from its state (taking in completions

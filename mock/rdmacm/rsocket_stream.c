@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* SOCK_STREAM data: the endpoint (one CQ with a completion channel, an RC
  * QP, buffers) and the mock's wire protocol on it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The service thread: what upstream's listen, connect, UDP and keepalive
  * service threads do, in one thread per process. It watches the CM channel
  * of every socket it serves and

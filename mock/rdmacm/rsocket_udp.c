@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* SOCK_DGRAM rsockets over UD QPs.
  *
  * Upstream resolves a peer through a real UDP socket beside the QPs; the
