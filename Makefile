@@ -39,6 +39,25 @@ Q := @
 msg = @printf '  %-8s %s\n' '$(1)' '$(2)';
 endif
 
+# Where make install puts things (DESTDIR stages them elsewhere). The drop-in
+# libraries get a directory of their own, so they never shadow the system's
+# rdma-core; the suite's two binaries one under LIBEXECDIR.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+DROPINDIR  := $(LIBDIR)/rdmamock
+SUITEDIR   := $(LIBEXECDIR)/rdmacheck
+PROFILEDIR := $(DATADIR)/rdmacheck/devices
+PCDIR      := $(LIBDIR)/pkgconfig
+# A path from directory $(1) to $(2): what the installed binaries, the
+# front-end and rdmamock.pc look for, relative to where they are, so that a
+# staged tree works where it lies.
+relpath = $(shell realpath -m --relative-to='$(1)' '$(2)')
+
 # ---------------------------------------------------------------- flags
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 \
              -Wno-unused-parameter
@@ -73,6 +92,13 @@ $(STAMP): FORCE
 	@mkdir -p $(@D)
 	@echo '$(FLAGS_ID)' | cmp -s - $@ || echo '$(FLAGS_ID)' > $@
 FORCE:
+# The install directories, which the tools, the suite's link and the
+# front-end carry (as paths relative to their own): a change relinks them.
+DIRS_STAMP := $(BUILD)/dirs.stamp
+DIRS_ID := $(BINDIR) $(LIBDIR) $(LIBEXECDIR) $(DATADIR)
+$(DIRS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(DIRS_ID)' | cmp -s - $@ || echo '$(DIRS_ID)' > $@
 
 # ---------------------------------------------------------------- probe
 # Whether the system's <rdma/rdma_cma.h> has the v60 addrinfo calls; if
@@ -89,7 +115,9 @@ COMPAT_CFLAGS := -Icompat -I$(BUILD)
 # ---------------------------------------------------------------- mock
 MOCKLIB := $(BUILD)/mock/lib
 MOCKOBJ := $(BUILD)/mock/obj
-MOCK_CFLAGS := -Imock -Imock/include $(COMPAT_CFLAGS) $(FIU_CFLAGS)
+# The version: rdmamock_version() and rdmamock.pc.
+VERSION := 0.1
+MOCK_CFLAGS := -Imock -Imock/include $(COMPAT_CFLAGS) $(FIU_CFLAGS) -DRDMAMOCK_VERSION='"$(VERSION)"'
 # The drop-ins export only MOCK_EXPORT symbols; the core exports what its
 # version script names (the control API, and the fabric to the drop-ins).
 VISIBILITY := -fvisibility=hidden
@@ -164,12 +192,13 @@ $(MOCKOBJ)/%.o: mock/%.c $(STAMP) $(CONFIG_H) Makefile
 	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -MMD -MP -c $< -o $@
 
 # A drop-in library: its soname, its version script, no undefined symbols,
-# and the other mock libraries found beside it.
+# and the other mock libraries found beside it (in the build tree) or, for
+# librdmamock.so.0, one directory up (installed: DROPINDIR is LIBDIR/rdmamock).
 define dropin_link
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared -o $@ $(1) $(LDFLAGS_ALL) -Wl,-soname,$(notdir $@) \
-	  -Wl,--version-script=$(2) -Wl,--no-undefined-version -Wl,-z,defs -Wl,-rpath,'$$ORIGIN' $(3)
+	  -Wl,--version-script=$(2) -Wl,--no-undefined-version -Wl,-z,defs -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' $(3)
 endef
 
 $(LIB_CORE): $(core_objs) mock/control/librdmamock.map
@@ -227,10 +256,12 @@ RC_MOCK := $(BUILD)/conformance/rdmacheck-mock
 RC_REAL := $(BUILD)/conformance/rdmacheck-real
 
 # Same objects, two links: the mock's drop-in libraries, or the system's.
-$(RC_MOCK): $(suite_objs) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5)
+# The mock's binary finds the drop-ins in the build tree, or where make
+# install puts both.
+$(RC_MOCK): $(suite_objs) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) $(DIRS_STAMP)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) \
-	  -Wl,-rpath,'$$ORIGIN/../mock/lib' $(SUITE_LIBS)
+	  -Wl,-rpath,'$$ORIGIN/../mock/lib:$$ORIGIN/$(call relpath,$(SUITEDIR),$(DROPINDIR))' $(SUITE_LIBS)
 
 $(RC_REAL): $(suite_objs)
 	$(call msg,LD,$@)
@@ -280,12 +311,16 @@ all: examples $(RC_SELFTEST)
 
 # ---------------------------------------------------------------- tools
 # rdmamock-run: an unmodified program on the mock; rdmamock-sweep: a program
-# through every fault it meets. Both find ../mock/lib beside them.
+# through every fault it meets. Both find the drop-ins in the build tree
+# (../mock/lib beside them), else where make install puts them: first
+# relative to themselves (a staged tree), then at DROPINDIR.
 TOOLS := $(BUILD)/bin/rdmamock-run $(BUILD)/bin/rdmamock-sweep
-$(BUILD)/bin/%: tools/%.c tools/tool.c tools/tool.h $(STAMP)
+TOOL_DIRS := -DTOOL_DROPIN_REL='"$(call relpath,$(BINDIR),$(DROPINDIR))"' \
+             -DTOOL_DROPIN_ABS='"$(DROPINDIR)"'
+$(BUILD)/bin/%: tools/%.c tools/tool.c tools/tool.h $(STAMP) $(DIRS_STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< tools/tool.c $(LDFLAGS_ALL) -ldl
+	$(Q)$(CC) $(CFLAGS_ALL) $(TOOL_DIRS) -o $@ $< tools/tool.c $(LDFLAGS_ALL) -ldl
 
 tools: $(TOOLS)
 all: $(TOOLS)
@@ -390,6 +425,83 @@ check-threads: all
 	@TSAN_OPTIONS="die_after_fork=0 $$TSAN_OPTIONS" $(RC_MOCK) -j $(CORES) --timeout $(TIMEOUT) \
 	  --profile fixtures/devices/mock --tap $(BUILD)/check/threads.tap
 .PHONY: check-threads
+
+# ---------------------------------------------------------------- install
+# make install [PREFIX=/usr/local] [DESTDIR=...] [BINDIR= LIBDIR= LIBEXECDIR=
+# INCLUDEDIR= DATADIR= MANDIR=]; make uninstall takes the same. What goes
+# where is one list, INSTALLED (source:destination:mode), which both read.
+FRONTEND := $(BUILD)/bin/rdmacheck
+PCFILE   := $(BUILD)/rdmamock.pc
+
+$(FRONTEND): tools/rdmacheck.in $(DIRS_STAMP)
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@SUITE_REL@|$(call relpath,$(BINDIR),$(SUITEDIR))|' \
+	  -e 's|@PROFILE_REL@|$(call relpath,$(BINDIR),$(PROFILEDIR))|' $< >$@.tmp && \
+	  chmod 755 $@.tmp && mv $@.tmp $@
+
+$(PCFILE): tools/rdmamock.pc.in $(DIRS_STAMP) Makefile
+	@mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@PC_TO_PREFIX@|$(call relpath,$(PCDIR),$(PREFIX))|' \
+	  -e 's|@PREFIX_TO_LIBDIR@|$(call relpath,$(PREFIX),$(LIBDIR))|' \
+	  -e 's|@PREFIX_TO_INCLUDEDIR@|$(call relpath,$(PREFIX),$(INCLUDEDIR))|' \
+	  -e 's|@PREFIX_TO_BINDIR@|$(call relpath,$(PREFIX),$(BINDIR))|' \
+	  -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+all: $(FRONTEND) $(PCFILE)
+
+MANPAGES  := $(sort $(wildcard man/*.[137]))
+PROFILES  := $(filter-out %~,$(wildcard fixtures/devices/*))
+INSTALLED := \
+  $(LIB_CM):$(DROPINDIR)/librdmacm.so.1:755 \
+  $(LIB_VERBS):$(DROPINDIR)/libibverbs.so.1:755 \
+  $(LIB_MLX5):$(DROPINDIR)/libmlx5.so.1:755 \
+  $(LIB_CORE):$(LIBDIR)/librdmamock.so.0:755 \
+  mock/include/rdmamock.h:$(INCLUDEDIR)/rdmamock.h:644 \
+  $(PCFILE):$(PCDIR)/rdmamock.pc:644 \
+  $(BUILD)/bin/rdmamock-run:$(BINDIR)/rdmamock-run:755 \
+  $(BUILD)/bin/rdmamock-sweep:$(BINDIR)/rdmamock-sweep:755 \
+  $(FRONTEND):$(BINDIR)/rdmacheck:755 \
+  $(RC_MOCK):$(SUITEDIR)/rdmacheck-mock:755 \
+  $(RC_REAL):$(SUITEDIR)/rdmacheck-real:755 \
+  $(foreach p,$(PROFILES),$(p):$(PROFILEDIR)/$(notdir $(p)):644) \
+  $(foreach m,$(MANPAGES),$(m):$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)):644)
+# The link a compiler's -lrdmamock finds.
+DEVLINK := $(LIBDIR)/librdmamock.so
+# The directories make install had to make, for make uninstall to remove.
+MADE := $(DATADIR)/rdmacheck/made-dirs
+
+# install-files installs what is built, and builds nothing (make check's
+# staging test runs it beside a build of other flags).
+install: all
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	@set -e; made=; \
+	for e in $(INSTALLED); do \
+	  src=$${e%%:*}; rest=$${e#*:}; dst=$${rest%:*}; mode=$${rest##*:}; \
+	  d=$$(dirname "$$dst"); while [ ! -d "$(DESTDIR)$$d" ]; do made="$$made $$d"; d=$$(dirname "$$d"); done; \
+	  install -D -m "$$mode" "$$src" "$(DESTDIR)$$dst"; echo "  INSTALL  $(DESTDIR)$$dst"; \
+	done; \
+	ln -sf librdmamock.so.0 $(DESTDIR)$(DEVLINK); echo "  LN       $(DESTDIR)$(DEVLINK)"; \
+	if [ -n "$$made" ]; then printf '%s\n' $$made >>$(DESTDIR)$(MADE); fi
+
+# Every file the list names and the link, then the directories install
+# made (deepest first, each only if empty: what others put there stays).
+uninstall:
+	@for e in $(INSTALLED); do rest=$${e#*:}; dst=$(DESTDIR)$${rest%:*}; \
+	  if [ -e "$$dst" ] || [ -L "$$dst" ]; then rm -f "$$dst"; echo "  RM       $$dst"; fi; \
+	done
+	@if [ -L $(DESTDIR)$(DEVLINK) ]; then rm -f $(DESTDIR)$(DEVLINK); echo "  RM       $(DESTDIR)$(DEVLINK)"; fi
+	@made=$$(cat $(DESTDIR)$(MADE) 2>/dev/null); rm -f $(DESTDIR)$(MADE); \
+	for d in $$( { printf '%s\n' $$made $(DROPINDIR) $(SUITEDIR) $(PROFILEDIR) $(DATADIR)/rdmacheck; } | sort -u | \
+	    awk '{ print length($$0), $$0 }' | sort -rn | cut -d' ' -f2-); do \
+	  [ -d "$(DESTDIR)$$d" ] || continue; \
+	  if rmdir "$(DESTDIR)$$d" 2>/dev/null; then echo "  RMDIR    $(DESTDIR)$$d"; \
+	  else echo "  KEEP     $(DESTDIR)$$d: it holds files not ours"; fi; \
+	done
+.PHONY: install install-files uninstall
 
 deps:
 	@bash ci/deps.sh ci/packages.txt

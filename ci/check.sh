@@ -22,6 +22,16 @@ s_license() {
 	bash ci/check-spdx.sh .
 }
 
+s_install() {
+	# A sanitizer's build loads its runtime first or not at all: the staged
+	# tree's programs are checked on the plain build.
+	if [ -n "${SANITIZE:-}" ]; then
+		echo "install: checked on the build without SANITIZE"
+		return 0
+	fi
+	bash ci/check-install.sh "$build" "$out/install"
+}
+
 s_abi() {
 	bash ci/check-abi.sh "$build/mock/lib" "$out/abi"
 	bash ci/readme-calls.sh check README.md
@@ -77,6 +87,7 @@ steps=(
 	"s_fiu 2 fault points from outside: fiu-run on an unmodified program"
 	"s_run 2 rdmamock-run: faults in the fabric, on unmodified programs"
 	"s_real 2 conformance suite on the system's rdma-core"
+	"s_install 2 make install into a staging tree: the staged tools, suite, pkg-config and man pages; make uninstall leaves nothing"
 )
 
 # lane N: its steps one after the other; each step's output and status in

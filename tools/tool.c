@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,20 @@
 
 const char *tool_name = "rdmamock";
 
+/* Whether dir holds the drop-ins: its real path in out. */
+static bool dropins_at(const char *dir, char *out, size_t size)
+{
+	char real[PATH_MAX], lib[PATH_MAX + 32];
+
+	if (!realpath(dir, real) || snprintf(out, size, "%s", real) >= (int)size)
+		return false;
+	snprintf(lib, sizeof lib, "%s/librdmacm.so.1", out);
+	return access(lib, R_OK) == 0;
+}
+
 void tool_dropin_dir(char *dir, size_t size)
 {
-	char self[PATH_MAX], wanted[PATH_MAX + 16];
+	char self[PATH_MAX], build[PATH_MAX + 16], staged[PATH_MAX + sizeof TOOL_DROPIN_REL + 1];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 
 	if (n < 0) {
@@ -23,24 +35,27 @@ void tool_dropin_dir(char *dir, size_t size)
 	}
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
-	snprintf(wanted, sizeof wanted, "%s/../mock/lib", self);
-	if (!realpath(wanted, self) || snprintf(dir, size, "%s", self) >= (int)size) {
-		fprintf(stderr, "%s: no drop-in libraries at %s\n", tool_name, wanted);
-		exit(2);
-	}
-	snprintf(wanted, sizeof wanted, "%s/librdmacm.so.1", dir);
-	if (access(wanted, R_OK)) {
-		fprintf(stderr, "%s: %s: %s (make mock builds it)\n", tool_name, wanted, strerror(errno));
-		exit(2);
-	}
+	snprintf(build, sizeof build, "%s/../mock/lib", self);
+	snprintf(staged, sizeof staged, "%s/%s", self, TOOL_DROPIN_REL);
+	if (dropins_at(build, dir, size) || dropins_at(staged, dir, size) ||
+	    dropins_at(TOOL_DROPIN_ABS, dir, size))
+		return;
+	fprintf(stderr, "%s: no drop-in libraries (librdmacm.so.1) in %s, %s or %s "
+		"(make mock builds them, make install installs them)\n",
+		tool_name, build, staged, TOOL_DROPIN_ABS);
+	exit(2);
 }
 
+/* librdmamock.so.0: beside the drop-ins in the build tree, one directory
+ * up where make install puts them. */
 void *tool_mock_call(const char *dir, const char *name)
 {
 	char path[PATH_MAX + 32];
 	void *lib, *fn;
 
 	snprintf(path, sizeof path, "%s/librdmamock.so.0", dir);
+	if (access(path, R_OK))
+		snprintf(path, sizeof path, "%s/../librdmamock.so.0", dir);
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		fprintf(stderr, "%s: %s\n", tool_name, dlerror());

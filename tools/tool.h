@@ -10,7 +10,9 @@
 /* The tool's name, for messages (set by main). */
 extern const char *tool_name;
 
-/* The drop-in libraries: ../mock/lib beside the tool, in the build tree. */
+/* The drop-in libraries: ../mock/lib beside the tool in the build tree,
+ * else where make install put them (relative to the tool, then at the
+ * installed path). */
 void tool_dropin_dir(char *dir, size_t size);
 /* A call of librdmamock from that directory (dlopen, dlsym). */
 void *tool_mock_call(const char *dir, const char *name);

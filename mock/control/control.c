@@ -12,7 +12,7 @@
 
 MOCK_EXPORT const char *rdmamock_version(void)
 {
-	return "rdmamock 0.1";
+	return "rdmamock " RDMAMOCK_VERSION;
 }
 
 MOCK_EXPORT int rdmamock_topology_load(const char *spec)
