@@ -55,6 +55,7 @@ for p in $pages; do
 		MANWIDTH=80 man -l "$p" 2>&1 >/dev/null)
 	[ -z "$warn" ] || fail "$p does not render cleanly: $warn"
 done
+[ "$n" -gt 0 ] || fail "make install installed no man page"
 echo "check-install: $n man pages render with no warning"
 
 mk uninstall >"$out/uninstall.log" 2>&1 || { cat "$out/uninstall.log"; fail "make uninstall failed"; }

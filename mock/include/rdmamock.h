@@ -150,8 +150,9 @@ long rdmamock_point_reached(const char *point);
 /* The fabric's clock (RDMAMOCK_CLOCK): nanoseconds on CLOCK_MONOTONIC's
  * scale, plus every jump the clock has made. Every timeout of the mock is
  * on it. With RDMAMOCK_CLOCK=real it is CLOCK_MONOTONIC; by default
- * (auto) it jumps to the next timeout once every process of the fabric
- * has left it alone for 2 ms (README, "The mock's clock"). */
+ * (auto) it jumps to the next timeout once no process of the fabric has
+ * taken its locks for 1 ms and every thread of each is seen asleep at
+ * both ends of a further 1 ms (README, "The mock's clock"). */
 uint64_t rdmamock_clock_ns(void);
 /* poll(2), its timeout counted on the fabric's clock: when the fabric is
  * quiet the clock jumps to it, so a wait for what cannot come returns at
