@@ -322,8 +322,14 @@ $(BUILD)/bin/%: tools/%.c tools/tool.c tools/tool.h $(STAMP) $(DIRS_STAMP)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(TOOL_DIRS) -o $@ $< tools/tool.c $(LDFLAGS_ALL) -ldl
 
-tools: $(TOOLS)
-all: $(TOOLS)
+# rdmamock-pair: a server and its client judged as one program (a script).
+PAIR := $(BUILD)/bin/rdmamock-pair
+$(PAIR): tools/rdmamock-pair
+	@mkdir -p $(@D)
+	$(Q)install -m 755 $< $@
+
+tools: $(TOOLS) $(PAIR)
+all: $(TOOLS) $(PAIR)
 .PHONY: tools
 
 # ---------------------------------------------------------------- bench
@@ -462,6 +468,7 @@ INSTALLED := \
   $(PCFILE):$(PCDIR)/rdmamock.pc:644 \
   $(BUILD)/bin/rdmamock-run:$(BINDIR)/rdmamock-run:755 \
   $(BUILD)/bin/rdmamock-sweep:$(BINDIR)/rdmamock-sweep:755 \
+  $(PAIR):$(BINDIR)/rdmamock-pair:755 \
   $(FRONTEND):$(BINDIR)/rdmacheck:755 \
   $(RC_MOCK):$(SUITEDIR)/rdmacheck-mock:755 \
   $(RC_REAL):$(SUITEDIR)/rdmacheck-real:755 \
