@@ -488,7 +488,7 @@ install-files:
 	@set -e; made=; \
 	for e in $(INSTALLED); do \
 	  src=$${e%%:*}; rest=$${e#*:}; dst=$${rest%:*}; mode=$${rest##*:}; \
-	  d=$$(dirname "$$dst"); while [ ! -d "$(DESTDIR)$$d" ]; do made="$$made $$d"; d=$$(dirname "$$d"); done; \
+	  d=$$(dirname "$$dst"); while [ "$$d" != / ] && [ ! -d "$(DESTDIR)$$d" ]; do made="$$made $$d"; d=$$(dirname "$$d"); done; \
 	  install -D -m "$$mode" "$$src" "$(DESTDIR)$$dst"; echo "  INSTALL  $(DESTDIR)$$dst"; \
 	done; \
 	ln -sf librdmamock.so.0 $(DESTDIR)$(DEVLINK); echo "  LN       $(DESTDIR)$(DEVLINK)"; \
@@ -509,6 +509,11 @@ uninstall:
 	  else echo "  KEEP     $(DESTDIR)$$d: it holds files not ours"; fi; \
 	done
 .PHONY: install install-files uninstall
+
+# The downstream example's own make check, on a staged install alone.
+check-downstream: all
+	@bash ci/check-downstream.sh $(BUILD)
+.PHONY: check-downstream
 
 deps:
 	@bash ci/deps.sh ci/packages.txt
