@@ -117,7 +117,11 @@ MOCKLIB := $(BUILD)/mock/lib
 MOCKOBJ := $(BUILD)/mock/obj
 # The version: rdmamock_version() and rdmamock.pc.
 VERSION := 0.1
+# The libraries' few bytes of thread-local state sit in the static TLS
+# block (glibc keeps room for a library dlopen()ed later, as pyverbs
+# loads libibverbs): read at an offset, not through __tls_get_addr.
 MOCK_CFLAGS := -Imock -Imock/include $(COMPAT_CFLAGS) $(FIU_CFLAGS) -DRDMAMOCK_VERSION='"$(VERSION)"'
+MOCK_CFLAGS += -ftls-model=initial-exec
 # The drop-ins export only MOCK_EXPORT symbols; the core exports what its
 # version script names (the control API, and the fabric to the drop-ins).
 VISIBILITY := -fvisibility=hidden

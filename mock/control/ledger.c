@@ -224,6 +224,21 @@ void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
 	pthread_mutex_unlock(&lock);
 }
 
+void ledger_label(enum ledger_kind kind, const void *ptr, const char *label)
+{
+	struct entry **pos;
+
+	pthread_mutex_lock(&lock);
+	pos = find_locked(kind, ptr);
+	if (pos) {
+		size_t n = strnlen(label, sizeof (*pos)->note - 1);
+
+		memcpy((*pos)->note, label, n);
+		(*pos)->note[n] = '\0';
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 void ledger_internal(enum ledger_kind kind, const void *ptr)
 {
 	struct entry **pos;
@@ -320,10 +335,11 @@ static void report_leaks(int status, void *unused)
 	qsort(leaked, n, sizeof *leaked, by_seq);
 	for (size_t i = 0; i < n; i++) {
 		const struct entry *e = leaked[i];
+		const char *note = e->note;
 
 		fprintf(stderr, "rdmamock: leak: %s %p%s%s%s created by %s, never destroyed\n",
-			kind_names[e->kind], e->ptr, e->note[0] ? " (" : "", e->note,
-			e->note[0] ? ")" : "", e->call);
+			kind_names[e->kind], e->ptr, note[0] ? " (" : "", note, note[0] ? ")" : "",
+			e->call);
 		by_kind[e->kind]++;
 	}
 	pthread_mutex_unlock(&lock);

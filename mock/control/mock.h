@@ -70,6 +70,8 @@ bool ledger_each(enum ledger_kind kind, bool (*fn)(const void *ptr, void *arg), 
 /* An identity for the leak report ("qp_num 0x11", "port 7471"). */
 void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same, a string as it is (an event's name): copied, not formatted. */
+void ledger_label(enum ledger_kind kind, const void *ptr, const char *label);
 /* The library's own object (librdmacm's PD per device): not a leak. */
 void ledger_internal(enum ledger_kind kind, const void *ptr);
 /* Misuse upstream lets pass or hangs on: "rdmamock: CALL: why" on stderr,

@@ -42,9 +42,14 @@ uint64_t fab_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t fab_clock_offset(void)
+{
+	return fab_fabric ? __atomic_load_n(&fab.clock.offset_ns, __ATOMIC_ACQUIRE) : 0;
+}
+
 uint64_t fab_now_ns(void)
 {
-	uint64_t offset = fab_fabric ? __atomic_load_n(&fab.clock.offset_ns, __ATOMIC_ACQUIRE) : 0;
+	uint64_t offset = fab_clock_offset();
 
 	return fab_mono_ns() + offset;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +29,12 @@ void fab_state_init(struct fabric *f)
 /* ---------------------------------------------------------------- the watcher */
 
 /* This process's watcher thread (process-local state). Its doorbell is
- * the one in its member slot, which other members ring when they join. */
+ * the one in its member slot, which other members ring when they join.
+ * A timer due before the watcher would look again sets its alarm, a
+ * timerfd it polls beside the doorbell: the kernel wakes the watcher when
+ * the timer is due, and the thread that armed it goes on without handing
+ * the CPU over (ringing the doorbell woke the watcher at once, to compute
+ * the deadline it now reads from the alarm). */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t started_cond;
@@ -36,7 +42,10 @@ static struct {
 	bool started; /* the thread runs its own code: watcher_kick waits for it */
 	bool tried; /* read without the lock (atomics): fab_lock asks it first */
 	uint64_t sleeping_until; /* 0: not asleep on a deadline */
-} watcher = { .lock = PTHREAD_MUTEX_INITIALIZER, .started_cond = PTHREAD_COND_INITIALIZER };
+	int alarm; /* the timerfd (-1: none; the doorbell is rung instead) */
+	uint64_t alarm_at; /* CLOCK_MONOTONIC ns it goes off at; 0: disarmed */
+} watcher = { .lock = PTHREAD_MUTEX_INITIALIZER, .started_cond = PTHREAD_COND_INITIALIZER,
+	      .alarm = -1 };
 
 static void (*verbs_fire)(void *obj, int arg);
 
@@ -153,11 +162,47 @@ static int watcher_poll(struct pollfd *pfd, nfds_t n, int64_t ns)
 	return ppoll(pfd, n, ns < 0 ? NULL : &t, NULL);
 }
 
+/* The alarm went off: disarmed, and the watcher computes its deadline
+ * again from the timers. */
+static void alarm_clear(void)
+{
+	uint64_t expirations;
+
+	pthread_mutex_lock(&watcher.lock);
+	if (read(watcher.alarm, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+		mock_log("the watcher's alarm: cannot read it: %s", strerror(errno));
+	watcher.alarm_at = 0;
+	pthread_mutex_unlock(&watcher.lock);
+}
+
+/* Wake the watcher at CLOCK_MONOTONIC ns `at`, unless its alarm goes off
+ * sooner; false if there is no alarm (the caller rings the doorbell).
+ * Called with watcher.lock. */
+static bool alarm_set(uint64_t at)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)(at / 1000000000u),
+						.tv_nsec = (long)(at % 1000000000u) } };
+
+	if (watcher.alarm < 0)
+		return false;
+	if (watcher.alarm_at && watcher.alarm_at <= at)
+		return true;
+	/* An it_value of 0 would disarm it. */
+	if (!at)
+		its.it_value.tv_nsec = 1;
+	if (timerfd_settime(watcher.alarm, TFD_TIMER_ABSTIME, &its, NULL)) {
+		mock_log("the watcher's alarm: cannot set it: %s", strerror(errno));
+		return false;
+	}
+	watcher.alarm_at = at ? at : 1;
+	return true;
+}
+
 static void *watcher_main(void *arg)
 {
 	struct fab_bell *bell = arg;
 	struct watched w[FAB_MEMBERS_MAX];
-	struct pollfd pfd[FAB_MEMBERS_MAX + 1];
+	struct pollfd pfd[FAB_MEMBERS_MAX + 2];
 	bool shared;
 	uint64_t seen = 0, quiet_since = 0, asleep_since = 0;
 	bool pending = false;
@@ -226,8 +271,15 @@ static void *watcher_main(void *arg)
 		}
 		if (polling && (timeout < 0 || timeout > 200000000))
 			timeout = 200000000;
+		if (watcher.alarm >= 0) {
+			pfd[n].fd = watcher.alarm;
+			pfd[n].events = POLLIN;
+			pfd[n++].revents = 0;
+		}
 		if (watcher_poll(pfd, (nfds_t)n, timeout) <= 0 && !polling)
 			continue;
+		if (watcher.alarm >= 0 && pfd[n - 1].revents)
+			alarm_clear();
 		if (pfd[0].revents) {
 			fab_lock();
 			fab_bell_clear(bell);
@@ -277,9 +329,22 @@ static void watcher_kick(uint64_t due)
 	start = !watcher.running;
 	__atomic_store_n(&watcher.tried, true, __ATOMIC_RELEASE);
 	wake = !start && (!due || !watcher.sleeping_until || due < watcher.sleeping_until);
+	/* A timer: the alarm, at the timer (in auto mode, at most a quiet
+	 * window away, when the watcher would look for quiet). */
+	if (wake && due) {
+		uint64_t offset = fab_clock_offset(), real = fab_mono_ns();
+		uint64_t at = due > real + offset ? due - offset : real;
+
+		if (fab_clock_auto() && at > real + FAB_QUIET_NS)
+			at = real + FAB_QUIET_NS;
+		wake = !alarm_set(at);
+	}
 	if (start) {
 		int err = fab_bell_open(bell);
 
+		if (watcher.alarm < 0)
+			watcher.alarm = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		watcher.alarm_at = 0;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (err < 0 || pthread_create(&thread, &attr, watcher_main, bell))
@@ -292,6 +357,8 @@ static void watcher_kick(uint64_t due)
 		pthread_attr_destroy(&attr);
 	}
 	pthread_mutex_unlock(&watcher.lock);
+	if (!wake && !start)
+		return;
 	fab_lock();
 	if (wake)
 		fab_bell_ring(bell);
@@ -318,6 +385,10 @@ void fab_child_after_fork(void)
 	watcher.started = false;
 	__atomic_store_n(&watcher.tried, false, __ATOMIC_RELEASE);
 	watcher.sleeping_until = 0;
+	if (watcher.alarm >= 0)
+		close(watcher.alarm);
+	watcher.alarm = -1;
+	watcher.alarm_at = 0;
 	fab_bell_child();
 }
 

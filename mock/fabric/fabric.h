@@ -333,6 +333,7 @@ void fab_set_verbs_timer(void (*fire)(void *obj, int arg));
  * nothing does not. */
 uint64_t fab_now_ns(void);
 uint64_t fab_mono_ns(void);
+uint64_t fab_clock_offset(void); /* the fabric clock less CLOCK_MONOTONIC */
 void fab_clock_busy(void);
 /* A deadline on the clock that this thread waits for: a timer that rings
  * the thread's own doorbell, whose fd fab_deadline_arm returns (or a

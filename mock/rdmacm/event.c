@@ -323,7 +323,7 @@ MOCK_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdm
 	evt->owner->unacked = evt;
 	pthread_mutex_unlock(&evt->owner->mut);
 	ledger_add(LEDGER_EVENT, &evt->event, "rdma_get_cm_event");
-	ledger_note(LEDGER_EVENT, &evt->event, "%s", rdma_event_str(evt->event.event));
+	ledger_label(LEDGER_EVENT, &evt->event, rdma_event_str(evt->event.event));
 	*event = &evt->event;
 	return 0;
 }
