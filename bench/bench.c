@@ -12,10 +12,13 @@
  * again, --serve). The scale rows measure 1,000 operations with N ids, or
  * N connections, already alive. The rows named "floor:" measure no RDMA
  * call: what a system call and a hand-off between threads cost on this
- * machine, under the rest. Prints the table and writes it, one row a
- * line, to TSV: row, unit, min, median, max, operations per batch. A call
- * that fails exits 2 naming it; every wait is bounded. */
+ * machine, under the rest; and, on the mock only, what the libfiu checks
+ * and the event descriptors of a connection cycle cost (floor_row). Prints
+ * the table and writes it, one row a line, to TSV: row, unit, min, median,
+ * max, operations per batch. A call that fails exits 2 naming it; every
+ * wait is bounded. */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -626,69 +630,228 @@ static void syscall_row(void)
  * event loop does it: the listener and the client on channels of their
  * own, each event read as it is due. No thread hands work to another, so
  * the row is what the CM itself costs. */
+struct cycle {
+	struct rdma_event_channel *cc, *sc;
+	struct rdma_conn_param cp;
+	struct side cs, ss;
+	struct rdma_cm_id *listen_id;
+	const struct sockaddr_in *at;
+	int events; /* read so far */
+};
+
+static void cycle_open(struct cycle *c, const struct sockaddr_in *at)
+{
+	*c = (struct cycle){ .cc = rdma_create_event_channel(), .sc = rdma_create_event_channel(),
+			     .cp = { .responder_resources = 1, .initiator_depth = 1, .rnr_retry_count = 7,
+				     .retry_count = 7 },
+			     .at = at };
+	if (!c->cc || !c->sc)
+		die("rdma_create_event_channel");
+	if (rdma_create_id(c->sc, &c->listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(c->listen_id, (struct sockaddr *)at) || rdma_listen(c->listen_id, 16))
+		die("rdma_create_id/rdma_bind_addr/rdma_listen (one thread)");
+}
+
+static void cycle_event(struct cycle *c, struct rdma_event_channel *ch, enum rdma_cm_event_type want)
+{
+	expect_ack(ch, want);
+	c->events++;
+}
+
+static void cycle_once(struct cycle *c)
+{
+	struct rdma_cm_id *id, *conn;
+	struct rdma_cm_event *ev;
+
+	if (rdma_create_id(c->cc, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)c->at, TIMEOUT_MS))
+		die("rdma_create_id/rdma_resolve_addr (one thread)");
+	cycle_event(c, c->cc, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (rdma_resolve_route(id, TIMEOUT_MS))
+		die("rdma_resolve_route (one thread)");
+	cycle_event(c, c->cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	side_qp(&c->cs, id, SMALL, SMALL);
+	if (rdma_connect(id, &c->cp))
+		die("rdma_connect (one thread)");
+	ev = expect(c->sc, RDMA_CM_EVENT_CONNECT_REQUEST);
+	c->events++;
+	conn = ev->id;
+	rdma_ack_cm_event(ev);
+	side_qp(&c->ss, conn, SMALL, SMALL);
+	if (rdma_accept(conn, &c->cp))
+		die("rdma_accept (one thread)");
+	cycle_event(c, c->cc, RDMA_CM_EVENT_ESTABLISHED);
+	cycle_event(c, c->sc, RDMA_CM_EVENT_ESTABLISHED);
+	if (rdma_disconnect(id))
+		die("rdma_disconnect (one thread)");
+	cycle_event(c, c->sc, RDMA_CM_EVENT_DISCONNECTED);
+	rdma_destroy_qp(conn);
+	if (rdma_destroy_id(conn))
+		die("rdma_destroy_id (one thread, passive)");
+	cycle_event(c, c->cc, RDMA_CM_EVENT_DISCONNECTED);
+	rdma_destroy_qp(id);
+	if (rdma_destroy_id(id))
+		die("rdma_destroy_id (one thread)");
+}
+
+static void cycle_close(struct cycle *c)
+{
+	side_close(&c->cs);
+	side_close(&c->ss);
+	rdma_destroy_id(c->listen_id);
+	rdma_destroy_event_channel(c->cc);
+	rdma_destroy_event_channel(c->sc);
+}
+
 static void one_thread_cycle(const struct sockaddr_in *at)
 {
-	struct rdma_event_channel *cc = rdma_create_event_channel(), *sc = rdma_create_event_channel();
-	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
-				      .rnr_retry_count = 7, .retry_count = 7 };
-	struct side cs = { 0 }, ss = { 0 };
-	struct rdma_cm_id *listen_id;
 	const int ops = SCALE_OPS / 10;
+	struct cycle c;
 	struct row r;
 
-	if (!cc || !sc)
-		die("rdma_create_event_channel");
-	if (rdma_create_id(sc, &listen_id, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(listen_id, (struct sockaddr *)at) || rdma_listen(listen_id, 16))
-		die("rdma_create_id/rdma_bind_addr/rdma_listen (one thread)");
+	cycle_open(&c, at);
 	row_start(&r, "us", ops, "connection cycle, one thread");
 	for (int k = 0; k < repeats; k++) {
 		double t = now_us();
 
-		for (int i = 0; i < ops; i++) {
-			struct rdma_cm_id *id, *conn;
-			struct rdma_cm_event *ev;
-
-			if (rdma_create_id(cc, &id, NULL, RDMA_PS_TCP) ||
-			    rdma_resolve_addr(id, NULL, (struct sockaddr *)at, TIMEOUT_MS))
-				die("rdma_create_id/rdma_resolve_addr (one thread)");
-			expect_ack(cc, RDMA_CM_EVENT_ADDR_RESOLVED);
-			if (rdma_resolve_route(id, TIMEOUT_MS))
-				die("rdma_resolve_route (one thread)");
-			expect_ack(cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
-			side_qp(&cs, id, SMALL, SMALL);
-			if (rdma_connect(id, &cp))
-				die("rdma_connect (one thread)");
-			ev = expect(sc, RDMA_CM_EVENT_CONNECT_REQUEST);
-			conn = ev->id;
-			rdma_ack_cm_event(ev);
-			side_qp(&ss, conn, SMALL, SMALL);
-			if (rdma_accept(conn, &cp))
-				die("rdma_accept (one thread)");
-			expect_ack(cc, RDMA_CM_EVENT_ESTABLISHED);
-			expect_ack(sc, RDMA_CM_EVENT_ESTABLISHED);
-			if (rdma_disconnect(id))
-				die("rdma_disconnect (one thread)");
-			expect_ack(sc, RDMA_CM_EVENT_DISCONNECTED);
-			rdma_destroy_qp(conn);
-			if (rdma_destroy_id(conn))
-				die("rdma_destroy_id (one thread, passive)");
-			expect_ack(cc, RDMA_CM_EVENT_DISCONNECTED);
-			rdma_destroy_qp(id);
-			if (rdma_destroy_id(id))
-				die("rdma_destroy_id (one thread)");
-		}
+		for (int i = 0; i < ops; i++)
+			cycle_once(&c);
 		r.v[r.n++] = (now_us() - t) / ops;
 	}
 	row_print(&r);
-	side_close(&cs);
-	side_close(&ss);
-	rdma_destroy_id(listen_id);
-	rdma_destroy_event_channel(cc);
-	rdma_destroy_event_channel(sc);
+	cycle_close(&c);
 }
 
-static void local_rows(const int *scale, int nscale)
+/* ---------------------------------------------------------------- the mock's floor */
+
+/* On the mock only (its control API found at run time, so that the
+ * binary runs on rdma-core unchanged): the least a connection cycle can
+ * cost a mock that checks a libfiu point at each call it makes (each
+ * entry point of the drop-in libraries, and the calls librdmacm makes of
+ * them inside) and hands out a file descriptor for each event it reports.
+ * --count-cycle, in a process of its own on a fabric that counts the
+ * points reached (RDMAMOCK_COUNT=1), runs cycles and prints, a line each,
+ * how many times a cycle checks each point, and how many events a cycle
+ * reads; the row makes those checks through libfiu and that many events
+ * readable, polled and read on an eventfd, the cheapest descriptor there
+ * is. */
+#define COUNT_CYCLES 20
+#define FLOOR_POINTS 64
+
+static void count_cycle(const struct sockaddr_in *at)
+{
+	const char *(*point)(int) = (const char *(*)(int))dlsym(RTLD_DEFAULT, "rdmamock_point");
+	long (*reached)(const char *) = (long (*)(const char *))dlsym(RTLD_DEFAULT, "rdmamock_point_reached");
+	static long before[1024];
+	struct cycle c;
+	int n, events;
+
+	if (!point || !reached)
+		fail("--count-cycle: not on the mock (no rdmamock_point_reached)");
+	cycle_open(&c, at);
+	cycle_once(&c);
+	events = c.events;
+	for (n = 0; n < 1024 && point(n); n++)
+		before[n] = reached(point(n));
+	for (int i = 0; i < COUNT_CYCLES; i++)
+		cycle_once(&c);
+	cycle_close(&c);
+	printf("events\t%d\n", (c.events - events) / COUNT_CYCLES);
+	/* An entry point is named for its call (rdmamock/rdmacm/rdma_accept),
+	 * and checks libfiu; the points of the mock's own table that target
+	 * a message or a packet (rdmamock/rdmacm/event/delay) do not. */
+	for (int i = 0; i < n; i++) {
+		long per = (reached(point(i)) - before[i] + COUNT_CYCLES / 2) / COUNT_CYCLES;
+		const char *call = strrchr(point(i), '/');
+
+		if (per > 0 && call && dlsym(RTLD_DEFAULT, call + 1))
+			printf("%s\t%ld\n", point(i), per);
+	}
+	fflush(stdout);
+}
+
+static void floor_row(const char *self, const struct sockaddr_in *at)
+{
+	int (*fiu)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "fiu_fail");
+	static char name[FLOOR_POINTS][160];
+	int times[FLOOR_POINTS], n = 0, checks = 0, events = 0, efd, status;
+	const int ops = SCALE_OPS / 10;
+	char port[16], line[160];
+	struct pollfd pfd;
+	struct row r;
+	FILE *in;
+	int p[2];
+	pid_t pid;
+
+	if (!dlsym(RTLD_DEFAULT, "rdmamock_point_reached"))
+		return; /* not the mock */
+	if (!fiu)
+		fail("the mock without libfiu's fiu_fail");
+	if (pipe(p))
+		die("pipe");
+	snprintf(port, sizeof port, "%u", ntohs(at->sin_port));
+	if ((pid = fork()) < 0)
+		die("fork");
+	if (!pid) {
+		char fabric[64];
+
+		snprintf(fabric, sizeof fabric, "bench-count-%d", (int)getpid());
+		dup2(p[1], 1);
+		close(p[0]);
+		setenv("RDMAMOCK_COUNT", "1", 1);
+		setenv("RDMAMOCK_FABRIC", fabric, 1);
+		execl(self, self, "-a", addr, "--count-cycle", port, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	if (!(in = fdopen(p[0], "r")))
+		die("fdopen");
+	while (fgets(line, sizeof line, in)) {
+		char *tab = strchr(line, '\t');
+
+		if (!tab)
+			continue;
+		*tab = '\0';
+		if (!strcmp(line, "events"))
+			events = atoi(tab + 1);
+		else if (n < FLOOR_POINTS) {
+			snprintf(name[n], sizeof name[n], "%s", line);
+			checks += times[n] = atoi(tab + 1);
+			n++;
+		}
+	}
+	fclose(in);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) || !n || !events)
+		fail("--count-cycle failed, or counted nothing");
+	if ((efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+		die("eventfd");
+	pfd = (struct pollfd){ .fd = efd, .events = POLLIN };
+	row_start(&r, "us", ops, "floor: a cycle's %d libfiu checks and %d event fds (mock)", checks, events);
+	for (int k = 0; k < repeats; k++) {
+		double t = now_us();
+
+		for (int i = 0; i < ops; i++) {
+			uint64_t v = 1;
+
+			/* The points in turn, as a cycle mixes them. */
+			for (int round = 0, left = checks; left; round++)
+				for (int j = 0; j < n; j++)
+					if (round < times[j]) {
+						fiu(name[j]);
+						left--;
+					}
+			for (int e = 0; e < events; e++)
+				if (write(efd, &v, sizeof v) != sizeof v || poll(&pfd, 1, 0) != 1 ||
+				    read(efd, &v, sizeof v) != sizeof v)
+					die("eventfd write/poll/read");
+		}
+		r.v[r.n++] = (now_us() - t) / ops;
+	}
+	close(efd);
+	row_print(&r);
+}
+
+static void local_rows(const char *self, const int *scale, int nscale)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
@@ -813,6 +976,7 @@ static void local_rows(const int *scale, int nscale)
 		rdma_destroy_id(ids[i]);
 	dst.sin_port = htons(7472);
 	one_thread_cycle(&dst);
+	floor_row(self, &dst);
 
 	/* Scale: N ids alive, each bound to an ephemeral port of ADDR. */
 	for (int k = 0; k < nscale; k++) {
@@ -928,6 +1092,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--serve") && i + 1 < argc) {
 			serve(atoi(argv[i + 1]));
 			return 0;
+		} else if (!strcmp(argv[i], "--count-cycle") && i + 1 < argc) {
+			struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[i + 1])) };
+
+			if (inet_pton(AF_INET, addr, &at.sin_addr) != 1)
+				fail("-a: not an IPv4 address");
+			count_cycle(&at);
+			return 0;
 		} else {
 			fprintf(stderr, "usage: %s [-a ADDR] [-r REPEATS] [-s IDS,...] [-c CONNECTIONS,...] "
 				"[-o TSV]\n", argv[0]);
@@ -948,7 +1119,7 @@ int main(int argc, char **argv)
 	printf("%-44s %-5s %10s %10s %10s %8s\n", "", "unit", "min", "median", "max", "ops");
 	syscall_row();
 	handoff_row();
-	local_rows(scale, nscale);
+	local_rows(argv[0], scale, nscale);
 	with_peer(argv[0], false, conns, nconns);
 	with_peer(argv[0], true, conns, 0);
 	if (fclose(tsv))

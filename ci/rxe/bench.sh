@@ -46,3 +46,14 @@ awk -F '\t' -v OFS='\t' '
 printf '%-56s %-5s %12s %12s %9s\n' "median, $stack guest" unit rxe mock "mock is"
 awk -F '\t' '{ printf "%-56s %-5s %12.2f %12.2f %8.1fx\n", $1, $2, $3, $4, $5 }' "$out/ratio.tsv"
 cat "$out/ratio.summary"
+# The connection cycle against the least the mock can take for it (the
+# floor row: its libfiu checks and event descriptors, measured here).
+awk -F '\t' '
+	NR == FNR { if ($1 == "connection cycle, one thread") rxe = $4; next }
+	$1 == "connection cycle, one thread" { mock = $4 }
+	$1 ~ /^floor: a cycle.s / { floor = $4; what = substr($1, 8) }
+	END {
+		if (!rxe || !mock || !floor) exit
+		printf "# one-thread connection cycle: rxe %.0f us, the mock %.0f us (%.1fx); 100x would be %.1f us;\n", rxe, mock, rxe / mock, rxe / 100
+		printf "# the mock'"'"'s floor (%s): %.1f us, %.0f%% of that\n", what, floor, 100 * floor * 100 / rxe
+	}' "$out/rxe.tsv" "$out/rxe-mock.tsv" | tee "$out/cycle.summary"
