@@ -52,6 +52,13 @@ uint64_t rc_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+bool rc_clock_jumps(void)
+{
+	const char *mode = getenv("RDMAMOCK_CLOCK");
+
+	return rc_backend_is_mock() && !(mode && !strcmp(mode, "real"));
+}
+
 int rc_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
 {
 	pthread_once(&clock_api.once, clock_find);

@@ -92,6 +92,16 @@ const char *rc_backend_name(void);
 uint64_t rc_now_ns(void);
 int rc_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
 void rc_sleep_ms(int ms);
+/* Whether that clock jumps: the mock's, but not on wall time
+ * (RDMAMOCK_CLOCK=real, which the process that makes a test's fabric
+ * picks). A clause whose protocol timeout outlasts a test in real time
+ * (the DREQ's 74 s) runs only where it does. */
+bool rc_clock_jumps(void);
+#define rc_require_clock_jumps(why)                                        \
+	do {                                                               \
+		if (!rc_clock_jumps())                                     \
+			RC_SKIP("the mock's clock, not wall time: %s", (why)); \
+	} while (0)
 #define rc_require_mock(why)                                         \
 	do {                                                         \
 		if (!rc_backend_is_mock())                           \
