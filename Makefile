@@ -428,7 +428,7 @@ check-valgrind: all
 
 # The mock suite on wall time (RDMAMOCK_CLOCK=real): every timer fires
 # at its deadline, woken by the watcher's alarm, not when the fabric is
-# quiet; a clause whose protocol timeout outlasts a test skips. About 12 s.
+# quiet; a clause whose protocol timeout outlasts a test skips. About 10 s.
 check-real-clock: all
 	@mkdir -p $(BUILD)/check
 	@RDMAMOCK_CLOCK=real $(RC_MOCK) -j $(JOBS) --timeout $(TIMEOUT) --profile fixtures/devices/mock \

@@ -68,6 +68,8 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+static __thread int events_read; /* by expect, so far (--count-cycle counts a cycle's) */
+
 static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
@@ -85,6 +87,7 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 			rdma_event_str(ev->event), ev->status, rdma_event_str(want));
 		exit(2);
 	}
+	events_read++;
 	return ev;
 }
 
@@ -636,7 +639,6 @@ struct cycle {
 	struct side cs, ss;
 	struct rdma_cm_id *listen_id;
 	const struct sockaddr_in *at;
-	int events; /* read so far */
 };
 
 static void cycle_open(struct cycle *c, const struct sockaddr_in *at)
@@ -652,12 +654,6 @@ static void cycle_open(struct cycle *c, const struct sockaddr_in *at)
 		die("rdma_create_id/rdma_bind_addr/rdma_listen (one thread)");
 }
 
-static void cycle_event(struct cycle *c, struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	expect_ack(ch, want);
-	c->events++;
-}
-
 static void cycle_once(struct cycle *c)
 {
 	struct rdma_cm_id *id, *conn;
@@ -666,29 +662,28 @@ static void cycle_once(struct cycle *c)
 	if (rdma_create_id(c->cc, &id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(id, NULL, (struct sockaddr *)c->at, TIMEOUT_MS))
 		die("rdma_create_id/rdma_resolve_addr (one thread)");
-	cycle_event(c, c->cc, RDMA_CM_EVENT_ADDR_RESOLVED);
+	expect_ack(c->cc, RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (rdma_resolve_route(id, TIMEOUT_MS))
 		die("rdma_resolve_route (one thread)");
-	cycle_event(c, c->cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	expect_ack(c->cc, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	side_qp(&c->cs, id, SMALL, SMALL);
 	if (rdma_connect(id, &c->cp))
 		die("rdma_connect (one thread)");
 	ev = expect(c->sc, RDMA_CM_EVENT_CONNECT_REQUEST);
-	c->events++;
 	conn = ev->id;
 	rdma_ack_cm_event(ev);
 	side_qp(&c->ss, conn, SMALL, SMALL);
 	if (rdma_accept(conn, &c->cp))
 		die("rdma_accept (one thread)");
-	cycle_event(c, c->cc, RDMA_CM_EVENT_ESTABLISHED);
-	cycle_event(c, c->sc, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(c->cc, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(c->sc, RDMA_CM_EVENT_ESTABLISHED);
 	if (rdma_disconnect(id))
 		die("rdma_disconnect (one thread)");
-	cycle_event(c, c->sc, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(c->sc, RDMA_CM_EVENT_DISCONNECTED);
 	rdma_destroy_qp(conn);
 	if (rdma_destroy_id(conn))
 		die("rdma_destroy_id (one thread, passive)");
-	cycle_event(c, c->cc, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(c->cc, RDMA_CM_EVENT_DISCONNECTED);
 	rdma_destroy_qp(id);
 	if (rdma_destroy_id(id))
 		die("rdma_destroy_id (one thread)");
@@ -750,13 +745,13 @@ static void count_cycle(const struct sockaddr_in *at)
 		fail("--count-cycle: not on the mock (no rdmamock_point_reached)");
 	cycle_open(&c, at);
 	cycle_once(&c);
-	events = c.events;
+	events = events_read;
 	for (n = 0; n < 1024 && point(n); n++)
 		before[n] = reached(point(n));
 	for (int i = 0; i < COUNT_CYCLES; i++)
 		cycle_once(&c);
 	cycle_close(&c);
-	printf("events\t%d\n", (c.events - events) / COUNT_CYCLES);
+	printf("events\t%d\n", (events_read - events) / COUNT_CYCLES);
 	/* An entry point is named for its call (rdmamock/rdmacm/rdma_accept),
 	 * and checks libfiu; the points of the mock's own table that target
 	 * a message or a packet (rdmamock/rdmacm/event/delay) do not. */

@@ -209,21 +209,6 @@ bool ledger_each(enum ledger_kind kind, bool (*fn)(const void *ptr, void *arg), 
 	return found;
 }
 
-void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
-{
-	struct entry **pos;
-	va_list ap;
-
-	pthread_mutex_lock(&lock);
-	pos = find_locked(kind, ptr);
-	if (pos) {
-		va_start(ap, fmt);
-		vsnprintf((*pos)->note, sizeof (*pos)->note, fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&lock);
-}
-
 void ledger_label(enum ledger_kind kind, const void *ptr, const char *label)
 {
 	struct entry **pos;
@@ -237,6 +222,17 @@ void ledger_label(enum ledger_kind kind, const void *ptr, const char *label)
 		(*pos)->note[n] = '\0';
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+void ledger_note(enum ledger_kind kind, const void *ptr, const char *fmt, ...)
+{
+	char note[sizeof ((struct entry *)0)->note];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(note, sizeof note, fmt, ap);
+	va_end(ap);
+	ledger_label(kind, ptr, note);
 }
 
 void ledger_internal(enum ledger_kind kind, const void *ptr)
@@ -335,11 +331,10 @@ static void report_leaks(int status, void *unused)
 	qsort(leaked, n, sizeof *leaked, by_seq);
 	for (size_t i = 0; i < n; i++) {
 		const struct entry *e = leaked[i];
-		const char *note = e->note;
 
 		fprintf(stderr, "rdmamock: leak: %s %p%s%s%s created by %s, never destroyed\n",
-			kind_names[e->kind], e->ptr, note[0] ? " (" : "", note, note[0] ? ")" : "",
-			e->call);
+			kind_names[e->kind], e->ptr, e->note[0] ? " (" : "", e->note,
+			e->note[0] ? ")" : "", e->call);
 		by_kind[e->kind]++;
 	}
 	pthread_mutex_unlock(&lock);

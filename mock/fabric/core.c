@@ -187,14 +187,11 @@ static bool alarm_set(uint64_t at)
 		return false;
 	if (watcher.alarm_at && watcher.alarm_at <= at)
 		return true;
-	/* An it_value of 0 would disarm it. */
-	if (!at)
-		its.it_value.tv_nsec = 1;
 	if (timerfd_settime(watcher.alarm, TFD_TIMER_ABSTIME, &its, NULL)) {
 		mock_log("the watcher's alarm: cannot set it: %s", strerror(errno));
 		return false;
 	}
-	watcher.alarm_at = at ? at : 1;
+	watcher.alarm_at = at;
 	return true;
 }
 
