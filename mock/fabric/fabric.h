@@ -86,6 +86,58 @@ int fab_device_by_guid(__be64 guid, struct fab_device_info *out);
  * entries; the verbs layer knows the table's length. */
 int fab_device_gid(unsigned serial, int index, union ibv_gid *gid, enum ibv_gid_type *type);
 
+/* What a device of one personality reports (attrs.c): what libibverbs'
+ * queries answer. Limits are
+ * typical of the hardware (mlx5: ConnectX-5; generic: rdma_rxe's
+ * rxe_param.h), not measured; they matter where librdmacm checks against
+ * them, and where the create calls refuse what is over them (EINVAL). */
+struct fab_profile {
+	const char *fw_ver;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	int max_qp;
+	int max_qp_wr;
+	int max_sge;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_ah;
+	int max_qp_rd_atom;
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
+	int max_mcast_grp;
+	int max_mcast_qp_attach;
+	uint16_t max_pkeys;
+	uint16_t pkey_tbl_len;     /* the port's: rxe has 1 entry though max_pkeys is 64 */
+	uint8_t local_ca_ack_delay;
+	uint32_t max_msg_sz;
+	int gid_tbl_len;
+	uint32_t max_inline_data;
+	unsigned device_cap_flags;
+	uint32_t port_cap_flags;
+	uint8_t active_width, active_speed;
+	bool xrc;                  /* XRC domains, SRQs and QPs */
+	bool srq_resize;           /* ibv_modify_srq(IBV_SRQ_MAX_WR): rxe yes, mlx5 no */
+	bool completion_timestamp; /* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP */
+	uint64_t hca_core_clock;   /* kHz, when there are timestamps */
+};
+
+const struct fab_profile *fab_profile_of(enum rdmamock_personality p);
+
+/* A device's attributes as ibv_query_device reports them. */
+int fab_device_attr(unsigned serial, struct ibv_device_attr *attr);
+/* Its one port's, as ibv_query_port (state DOWN while the port is down). */
+int fab_port_attr(unsigned serial, struct ibv_port_attr *attr);
+/* The net device a GID of the device belongs to, as the kernel reports
+ * it: the host interface whose subnet holds the GID's address (the
+ * device's first address for the link-local GID); its index, and its
+ * name in ifname (IF_NAMESIZE bytes, may be NULL). 0 when no interface
+ * here has it. */
+unsigned fab_gid_netdev(unsigned serial, const union ibv_gid *gid, char *ifname);
+
 /* ---------------------------------------------------------------- CM */
 
 struct fab_chan; /* an event queue, like an open /dev/infiniband/rdma_cm */

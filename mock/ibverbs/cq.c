@@ -105,7 +105,7 @@ static int ring_size(int cqe)
 
 /* The completion fields each device can report through the polling API:
  * rxe the standard ones; mlx5 the device clock's timestamp too. */
-static uint64_t wc_flags_supported(const struct verbs_profile *p)
+static uint64_t wc_flags_supported(const struct fab_profile *p)
 {
 	return IBV_WC_STANDARD_FLAGS | (p->completion_timestamp ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP : 0);
 }
@@ -113,7 +113,7 @@ static uint64_t wc_flags_supported(const struct verbs_profile *p)
 /* What uverbs and the drivers refuse: 0 when the CQ may be made. */
 static int check_cq(struct mock_context *mc, const struct ibv_cq_init_attr_ex *attr)
 {
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 	struct ibv_context *context = &mc->vctx.context;
 	int cqe = (int)attr->cqe;
 
@@ -282,11 +282,11 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 MOCK_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	struct mock_cq *mcq = verbs_cq_of(cq, "ibv_resize_cq");
-	const struct verbs_profile *p;
+	const struct fab_profile *p;
 	int err = 0;
 
 	FAULT_POSITIVE(LIB, "ibv_resize_cq");
-	p = verbs_profile_of(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality);
+	p = fab_profile_of(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality);
 	verbs_lock_take();
 	if (cqe < 1 || cqe > p->max_cqe || cqe < mcq->count)
 		err = EINVAL;

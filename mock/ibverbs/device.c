@@ -4,8 +4,6 @@
  * fabric's topology. MRs, CQs, QPs, SRQs, AHs and the data path are in the
  * other files of mock/ibverbs/. */
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,89 +15,6 @@
 #include "verbs.h"
 
 #define LIB "ibverbs"
-
-/* What the mock models, each device as honestly as it can: flags for
- * what the mock does not do (memory windows, fast registration, raw
- * packet QPs) are not reported. */
-#define CAP_FLAGS (IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_PORT_ACTIVE_EVENT | \
-		   IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN)
-
-static const struct verbs_profile profiles[] = {
-	[RDMAMOCK_MLX5] = {
-		.fw_ver = "16.35.2000",
-		.vendor_id = 0x02c9,
-		.vendor_part_id = 4119,
-		.hw_ver = 0,
-		.max_qp = 262144,
-		.max_qp_wr = 32768,
-		.max_sge = 30,
-		.max_cq = 16777216,
-		.max_cqe = 4194303,
-		.max_mr = 16777216,
-		.max_pd = 16777216,
-		.max_ah = 2147483647,
-		.max_qp_rd_atom = 16,
-		.max_srq = 8388608,
-		.max_srq_wr = 32767,
-		.max_srq_sge = 31,
-		.max_mcast_grp = 2097152,
-		.max_mcast_qp_attach = 240,
-		.max_pkeys = 128,
-		/* mlx5_ib's RoCE ports report one P_Key (mlx5_query_port_roce). */
-		.pkey_tbl_len = 1,
-		.local_ca_ack_delay = 16,
-		.max_msg_sz = 0x40000000,
-		.gid_tbl_len = 255,
-		.max_inline_data = 912,
-		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_XRC,
-		.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS,
-		.active_width = 2,  /* 4X */
-		.active_speed = 32, /* 25 Gb/s lanes */
-		.xrc = true,
-		.completion_timestamp = true,
-		.hca_core_clock = 156250,
-	},
-	/* rdma_rxe as measured on Debian 12's kernel 6.1 (ibv_query_device,
-	 * ibv_query_port), less the memory windows it has and the mock has
-	 * not (IBV_DEVICE_MEM_WINDOW, _MEM_MGT_EXTENSIONS, max_mw). */
-	[RDMAMOCK_GENERIC] = {
-		.fw_ver = "0.0.0",
-		.vendor_id = 0xffffff,
-		.vendor_part_id = 0,
-		.hw_ver = 0,
-		.max_qp = 1048560,
-		.max_qp_wr = 1048576,
-		.max_sge = 32,
-		.max_cq = 1048576,
-		.max_cqe = 32767,
-		.max_mr = 524287,
-		.max_pd = 1048576,
-		.max_ah = 32767,
-		.max_qp_rd_atom = 128,
-		.max_srq = 917503,
-		.max_srq_wr = 1048576,
-		.max_srq_sge = 27,
-		.max_mcast_grp = 8192,
-		.max_mcast_qp_attach = 56,
-		.max_pkeys = 64,
-		.pkey_tbl_len = 1,
-		.local_ca_ack_delay = 15,
-		.max_msg_sz = 0x800000,
-		.gid_tbl_len = 1024,
-		.max_inline_data = 512,
-		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_AUTO_PATH_MIG | IBV_DEVICE_CHANGE_PHY_PORT |
-				    IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_SRQ_RESIZE,
-		.port_cap_flags = IBV_PORT_CM_SUP,
-		.active_width = 1, /* 1X */
-		.active_speed = 1, /* 2.5 Gb/s */
-		.srq_resize = true,
-	},
-};
-
-const struct verbs_profile *verbs_profile_of(enum rdmamock_personality p)
-{
-	return &profiles[p == RDMAMOCK_MLX5 ? RDMAMOCK_MLX5 : RDMAMOCK_GENERIC];
-}
 
 /* ---------------------------------------------------------------- the fabric's part */
 
@@ -370,44 +285,6 @@ MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 
 /* ---------------------------------------------------------------- device and port */
 
-static void device_attr(const struct mock_context *mc, struct ibv_device_attr *attr)
-{
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
-
-	memset(attr, 0, sizeof *attr);
-	snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", p->fw_ver);
-	attr->node_guid = mc->mdev->guid;
-	attr->sys_image_guid = mc->mdev->guid;
-	attr->max_mr_size = ~0ull;
-	attr->page_size_cap = 0xfffff000;
-	attr->vendor_id = p->vendor_id;
-	attr->vendor_part_id = p->vendor_part_id;
-	attr->hw_ver = p->hw_ver;
-	attr->max_qp = p->max_qp;
-	attr->max_qp_wr = p->max_qp_wr;
-	attr->device_cap_flags = p->device_cap_flags;
-	attr->max_sge = p->max_sge;
-	attr->max_sge_rd = p->max_sge;
-	attr->max_cq = p->max_cq;
-	attr->max_cqe = p->max_cqe;
-	attr->max_mr = p->max_mr;
-	attr->max_pd = p->max_pd;
-	attr->max_qp_rd_atom = p->max_qp_rd_atom;
-	attr->max_res_rd_atom = p->max_qp_rd_atom * p->max_qp;
-	attr->max_qp_init_rd_atom = p->max_qp_rd_atom;
-	attr->atomic_cap = IBV_ATOMIC_HCA;
-	attr->max_mcast_grp = p->max_mcast_grp;
-	attr->max_mcast_qp_attach = p->max_mcast_qp_attach;
-	attr->max_total_mcast_qp_attach = p->max_mcast_grp * p->max_mcast_qp_attach;
-	attr->max_ah = p->max_ah;
-	attr->max_srq = p->max_srq;
-	attr->max_srq_wr = p->max_srq_wr;
-	attr->max_srq_sge = p->max_srq_sge;
-	attr->max_pkeys = p->max_pkeys;
-	attr->local_ca_ack_delay = p->local_ca_ack_delay;
-	attr->phys_port_cnt = 1;
-}
-
 MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_query_device");
@@ -415,8 +292,7 @@ MOCK_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_
 	FAULT_POSITIVE(LIB, "ibv_query_device");
 	VERBS_DEAD_POSITIVE(context);
 	MOCK_REQUIRE(attr, "ibv_query_device", "device_attr is NULL (upstream writes it)");
-	device_attr(mc, attr);
-	return 0;
+	return -fab_device_attr(mc->mdev->serial, attr);
 }
 
 /* The header's ibv_query_device_ex: the fields up to attr_size, as the
@@ -425,7 +301,7 @@ int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_de
 			  struct ibv_device_attr_ex *attr, size_t attr_size)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_query_device_ex");
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 	struct ibv_device_attr_ex a;
 
 	FAULT_POSITIVE(LIB, "ibv_query_device_ex");
@@ -436,7 +312,7 @@ int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_de
 	if (attr_size < sizeof attr->orig_attr)
 		return EINVAL;
 	memset(&a, 0, sizeof a);
-	device_attr(mc, &a.orig_attr);
+	fab_device_attr(mc->mdev->serial, &a.orig_attr);
 	if (p->completion_timestamp) {
 		a.completion_timestamp_mask = (1ull << 48) - 1;
 		a.hca_core_clock = p->hca_core_clock;
@@ -448,37 +324,14 @@ int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_de
 	return 0;
 }
 
-/* The one port of a RoCE device: active, Ethernet, LID 0. */
+/* The one port (fab_port_attr). */
 static int query_port_ex(struct ibv_context *ctx, uint8_t port_num,
 			 struct ibv_port_attr *attr, size_t attr_len)
 {
 	struct mock_context *mc = verbs_context_of(ctx, "ibv_query_port");
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
-	struct ibv_port_attr a = {
-		.state = IBV_PORT_ACTIVE,
-		.max_mtu = IBV_MTU_4096,
-		.active_mtu = IBV_MTU_1024,
-		.gid_tbl_len = p->gid_tbl_len,
-		.port_cap_flags = p->port_cap_flags,
-		.max_msg_sz = p->max_msg_sz,
-		.pkey_tbl_len = p->pkey_tbl_len,
-		.max_vl_num = 1,
-		.active_width = p->active_width,
-		.active_speed = p->active_speed,
-		.phys_state = 5,    /* LinkUp */
-		.link_layer = IBV_LINK_LAYER_ETHERNET,
-		.flags = IBV_QPF_GRH_REQUIRED, /* RoCE */
-	};
-	uint32_t qkey_violations = 0;
-	struct fab_device_info info;
+	struct ibv_port_attr a;
 
-	fab_device_counters(mc->mdev->serial, &qkey_violations);
-	a.qkey_viol_cntr = qkey_violations;
-	if (!fab_device_by_serial(mc->mdev->serial, &info) && info.port_down) {
-		a.state = IBV_PORT_DOWN;
-		a.phys_state = 2; /* Polling: rxe on a netdev that is down */
-	}
-
+	fab_port_attr(mc->mdev->serial, &a);
 	if (mock_fault(FAULT_NAME(LIB, "ibv_query_port"), &errno))
 		return errno;
 	VERBS_DEAD_POSITIVE(ctx);
@@ -514,7 +367,7 @@ MOCK_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 int verbs_gid(struct mock_context *mc, uint32_t port, uint32_t index, union ibv_gid *gid,
 	      enum ibv_gid_type *type)
 {
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 	enum ibv_gid_type t;
 	int err;
 
@@ -565,65 +418,6 @@ MOCK_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num
 	return 0;
 }
 
-static const uint8_t *addr_bytes(const struct sockaddr *sa)
-{
-	return sa->sa_family == AF_INET ? (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr :
-					  (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
-}
-
-/* want (len bytes) lies in ifa's subnet. */
-static bool same_subnet(const struct ifaddrs *ifa, const uint8_t *want, size_t len)
-{
-	const uint8_t *have = addr_bytes(ifa->ifa_addr);
-	const uint8_t *mask = ifa->ifa_netmask ? addr_bytes(ifa->ifa_netmask) : NULL;
-
-	for (size_t i = 0; i < len; i++)
-		if ((have[i] ^ want[i]) & (mask ? mask[i] : 0xff))
-			return false;
-	return true;
-}
-
-/* The net device a GID belongs to, as the kernel reports it: the host
- * interface whose subnet holds the GID's address (the device's first
- * address for the link-local default GID): lo for the default topology's
- * loopback addresses. 0 when no interface here has it (an address of a
- * topology the host does not have). */
-static uint32_t gid_ifindex(const struct mock_context *mc, const union ibv_gid *gid)
-{
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	struct fab_device_info info;
-	struct ifaddrs *list, *ifa;
-	uint32_t index = 0;
-	uint8_t want[16];
-	int family;
-
-	if (gid->raw[0] == 0xfe && (gid->raw[1] & 0xc0) == 0x80) {
-		if (fab_device_by_serial(mc->mdev->serial, &info) || !info.naddrs)
-			return 0;
-		family = info.addrs[0].ss_family;
-		if (family == AF_INET)
-			memcpy(want, &((struct sockaddr_in *)&info.addrs[0])->sin_addr, 4);
-		else
-			memcpy(want, &((struct sockaddr_in6 *)&info.addrs[0])->sin6_addr, 16);
-	} else if (!memcmp(gid->raw, v4mapped, sizeof v4mapped)) {
-		family = AF_INET;
-		memcpy(want, gid->raw + 12, 4);
-	} else {
-		family = AF_INET6;
-		memcpy(want, gid->raw, 16);
-	}
-	if (getifaddrs(&list))
-		return 0;
-	for (ifa = list; ifa && !index; ifa = ifa->ifa_next) {
-		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family)
-			continue;
-		if (same_subnet(ifa, want, family == AF_INET ? 4 : 16))
-			index = if_nametoindex(ifa->ifa_name);
-	}
-	freeifaddrs(list);
-	return index;
-}
-
 static void gid_entry(struct mock_context *mc, uint32_t index, const union ibv_gid *gid,
 		      enum ibv_gid_type type, struct ibv_gid_entry *e)
 {
@@ -632,7 +426,7 @@ static void gid_entry(struct mock_context *mc, uint32_t index, const union ibv_g
 	e->gid_index = index;
 	e->port_num = 1;
 	e->gid_type = type;
-	e->ndev_ifindex = gid_ifindex(mc, gid);
+	e->ndev_ifindex = fab_gid_netdev(mc->mdev->serial, gid, NULL);
 }
 
 /* ibv_query_gid_ex: 0, or ENODATA for an empty entry, EINVAL past the
@@ -665,7 +459,7 @@ MOCK_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv
 					 size_t max_entries, uint32_t flags, size_t entry_size)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_query_gid_table");
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 	enum ibv_gid_type type;
 	union ibv_gid gid;
 	size_t n = 0;
@@ -695,7 +489,7 @@ MOCK_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, in
 			       __be16 *pkey)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_query_pkey");
-	const struct verbs_profile *p = verbs_profile_of(mc->mdev->personality);
+	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 
 	FAULT_MINUS1(LIB, "ibv_query_pkey");
 	MOCK_REQUIRE(pkey, "ibv_query_pkey", "pkey is NULL (upstream writes it)");

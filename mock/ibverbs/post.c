@@ -335,7 +335,7 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 	struct fab_response resp;
 	char *buf = NULL;
 
-	if (len > verbs_profile_of(mqp->personality)->max_msg_sz)
+	if (len > fab_profile_of(mqp->personality)->max_msg_sz)
 		return IBV_WC_LOC_LEN_ERR;
 	if (!address(mqp, wr, &pkt))
 		return IBV_WC_LOC_QP_OP_ERR;

@@ -191,7 +191,7 @@ static uint64_t send_ops(enum ibv_qp_type type)
 }
 
 /* What uverbs and the drivers refuse at creation; 0 when it may go on. */
-static int check_init_attr(const struct ibv_qp_init_attr_ex *init, const struct verbs_profile *p,
+static int check_init_attr(const struct ibv_qp_init_attr_ex *init, const struct fab_profile *p,
 			   struct ibv_context *ctx)
 {
 	const struct ibv_qp_cap *cap = &init->cap;
@@ -302,7 +302,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	struct mock_qp *mqp;
 	int err;
 
-	err = check_init_attr(init, verbs_profile_of(mc->mdev->personality), ctx);
+	err = check_init_attr(init, fab_profile_of(mc->mdev->personality), ctx);
 	if (!err && !(mqp = fab_alloc(sizeof *mqp)))
 		err = ENOMEM;
 	if (err) {
@@ -552,7 +552,7 @@ static bool valid_gid_index(struct mock_qp *mqp, int index)
 static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int *mask,
 			enum ibv_qp_state *cur, enum ibv_qp_state *next)
 {
-	const struct verbs_profile *p = verbs_profile_of(mqp->personality);
+	const struct fab_profile *p = fab_profile_of(mqp->personality);
 
 	/* libibverbs: attributes from IBV_QP_RATE_LIMIT on need the extended
 	 * command, which only raw packet QPs take. */

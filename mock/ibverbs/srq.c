@@ -75,7 +75,7 @@ struct recv_wqe *verbs_srq_take(struct mock_srq *msrq)
 		  IBV_SRQ_INIT_ATTR_CQ)
 
 static int check_srq(struct ibv_context *ctx, const struct ibv_srq_init_attr_ex *init,
-		     const struct verbs_profile *p)
+		     const struct fab_profile *p)
 {
 	enum ibv_srq_type type = init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? init->srq_type
 									   : IBV_SRQT_BASIC;
@@ -113,7 +113,7 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 	struct mock_srq *msrq = NULL;
 	int err;
 
-	err = check_srq(ctx, init, verbs_profile_of(mc->mdev->personality));
+	err = check_srq(ctx, init, fab_profile_of(mc->mdev->personality));
 	if (!err && !(msrq = fab_alloc(sizeof *msrq)))
 		err = ENOMEM;
 	if (!err && (err = -fab_srq_number(&msrq->srq_num)))
@@ -193,13 +193,13 @@ struct ibv_srq *verbs_create_srq_ex(struct ibv_context *context, struct ibv_srq_
 MOCK_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	struct mock_srq *msrq = verbs_srq_of(srq, "ibv_modify_srq");
-	const struct verbs_profile *p;
+	const struct fab_profile *p;
 	uint32_t max_wr;
 	int err = 0;
 
 	FAULT_POSITIVE(LIB, "ibv_modify_srq");
 	MOCK_REQUIRE(attr, "ibv_modify_srq", "srq_attr is NULL (upstream reads it)");
-	p = verbs_profile_of(verbs_context_of(srq->context, "ibv_modify_srq")->mdev->personality);
+	p = fab_profile_of(verbs_context_of(srq->context, "ibv_modify_srq")->mdev->personality);
 	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
 		return EINVAL;
 	verbs_lock_take();
@@ -351,7 +351,7 @@ struct ibv_xrcd *verbs_open_xrcd(struct ibv_context *context, struct ibv_xrcd_in
 	if (mock_fault(FAULT_NAME(LIB, "ibv_open_xrcd"), &errno))
 		return NULL;
 	MOCK_REQUIRE(attr, "ibv_open_xrcd", "xrcd_init_attr is NULL (upstream dereferences it)");
-	if (!verbs_profile_of(mc->mdev->personality)->xrc) {
+	if (!fab_profile_of(mc->mdev->personality)->xrc) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

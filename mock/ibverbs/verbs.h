@@ -25,45 +25,6 @@
 #define VERBS_AH_MAGIC      0x76616821u /* "vah!" */
 #define VERBS_XRCD_MAGIC    0x76786421u /* "vxd!" */
 
-/* What a device of one personality reports. Limits are typical of the
- * hardware (mlx5: ConnectX-5; generic: rdma_rxe's rxe_param.h), not
- * measured; they matter where librdmacm checks against them, and where
- * the create calls refuse what is over them (EINVAL). */
-struct verbs_profile {
-	const char *fw_ver;
-	uint32_t vendor_id;
-	uint32_t vendor_part_id;
-	uint32_t hw_ver;
-	int max_qp;
-	int max_qp_wr;
-	int max_sge;
-	int max_cq;
-	int max_cqe;
-	int max_mr;
-	int max_pd;
-	int max_ah;
-	int max_qp_rd_atom;
-	int max_srq;
-	int max_srq_wr;
-	int max_srq_sge;
-	int max_mcast_grp;
-	int max_mcast_qp_attach;
-	uint16_t max_pkeys;
-	uint16_t pkey_tbl_len;     /* the port's: rxe has 1 entry though max_pkeys is 64 */
-	uint8_t local_ca_ack_delay;
-	uint32_t max_msg_sz;
-	int gid_tbl_len;
-	uint32_t max_inline_data;
-	unsigned device_cap_flags;
-	uint32_t port_cap_flags;
-	uint8_t active_width, active_speed;
-	bool xrc;                  /* XRC domains, SRQs and QPs */
-	bool srq_resize;           /* ibv_modify_srq(IBV_SRQ_MAX_WR): rxe yes, mlx5 no */
-	bool completion_timestamp; /* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP */
-	uint64_t hca_core_clock;   /* kHz, when there are timestamps */
-};
-
-const struct verbs_profile *verbs_profile_of(enum rdmamock_personality p);
 
 struct mock_device {
 	struct ibv_device dev; /* what callers see */
