@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/mlx5dv.h>
+
 #include "fixtures.h"
 #include "qp.h"
 
@@ -334,6 +336,26 @@ void ibv_post_recv__ud_grh(void **state)
 	assert_int_equal(ip.saddr, local.s_addr);
 	assert_int_equal(ip.daddr, local.s_addr);
 	assert_int_equal(ntohs(ip.tot_len), 20 + 8 + 12 + 8 + 16 + 4); /* IP UDP BTH DETH payload ICRC */
+	ud_close(&u);
+}
+
+/* UCX's UD transports compare the GRH's destination GID with their own,
+ * reading its length (4 bytes for IPv4, else 16) from this field. */
+void ibv_poll_cq__ud_roce_packet_type(void **state)
+{
+	struct ibv_wc wc;
+	struct ud u;
+
+	RC_REQUIRE_CAPABILITY("mlx5dv");
+	ud_open(&u);
+	if (!mlx5dv_is_supported(u.ctx->device)) {
+		ud_close(&u);
+		RC_SKIP("capability: mlx5dv (the device under test is %s)", ibv_get_device_name(u.ctx->device));
+	}
+	post_recv(&u, u.receiver, 1);
+	send_ok(&u, &(struct send){ .qpn = u.receiver->qp_num, .qkey = QKEY, .len = 16, .pattern = 0xa0 });
+	expect_received(&u, &wc, 16, 0xa0);
+	assert_int_equal(wc.sl, 0x8 | 0x2); /* a UDP header; IPv4 */
 	ud_close(&u);
 }
 

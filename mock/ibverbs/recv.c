@@ -143,6 +143,20 @@ static bool generic_len_err(const struct mock_qp *mqp, enum ibv_wc_status status
 	       mqp->qp.qp_type != IBV_QPT_UD;
 }
 
+/* What mlx5 reports where a receive's SL would be on RoCE: the packet's
+ * type, as its CQE carries it (flags_rqpn bits 27:24, which the provider
+ * hands out as wc->sl): bit 3 a UDP header (RoCE v2), bits 1:0 the L3
+ * header, 0 a GRH (v1), 1 IPv6, 2 IPv4 (MLX5_CQE_ROCE_L3_HEADER_TYPE_*).
+ * UCX's UD transports read it to find the destination GID in the GRH. */
+static uint8_t roce_packet_type(const struct fab_packet *pkt)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (pkt->gid_type != IBV_GID_TYPE_ROCE_V2)
+		return 0;
+	return 0x8 | (memcmp(pkt->dgid.raw, v4mapped, sizeof v4mapped) ? 1 : 2);
+}
+
 static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct recv_wqe *w,
 			  enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint64_t len,
 			  const struct fab_packet *pkt)
@@ -169,6 +183,8 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		wc.wc_flags |= IBV_WC_GRH;
 	if (generic && mqp->qp.qp_type != IBV_QPT_UD)
 		wc.src_qp = 0;
+	if (!generic)
+		wc.sl = roce_packet_type(pkt);
 	fab_free(w);
 	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited);
 }
