@@ -128,7 +128,7 @@ VISIBILITY := -fvisibility=hidden
 
 # One folder per library (DESIGN.md): librdmamock.so.0 is the fabric and
 # the control API; each drop-in library is its own folder with its .map.
-CORE_SRC  := $(wildcard mock/fabric/*.c mock/control/*.c)
+CORE_SRC  := $(wildcard mock/fabric/*.c mock/control/*.c) mock/sys/view.c
 VERBS_SRC := $(wildcard mock/ibverbs/*.c)
 MLX5_SRC  := $(wildcard mock/mlx5/*.c)
 CM_SRC    := $(wildcard mock/rdmacm/*.c)
@@ -220,7 +220,16 @@ $(core_objs): VISIBILITY :=
 $(LIB_MLX5): $(mlx5_objs) $(ABI_DIR)/libmlx5.ld $(LIB_VERBS) $(LIB_CORE)
 	$(call dropin_link,$(mlx5_objs),$(ABI_DIR)/libmlx5.ld,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))
 
-mock: $(MOCK_LIBS)
+# The system view's preload (mock/sys): /sys/class/infiniband and
+# /dev/infiniband for a program started with it (rdmamock-run does so).
+# It needs nothing but the C library until a program names such a path.
+LIB_SYS := $(MOCKLIB)/librdmamock-sys.so
+$(LIB_SYS): $(MOCKOBJ)/sys/preload.o
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -o $@ $< $(LDFLAGS_ALL) -Wl,-soname,$(notdir $@) -Wl,-z,defs -ldl
+
+mock: $(MOCK_LIBS) $(LIB_SYS)
 
 # ---------------------------------------------------------------- suite
 SUITEOBJ := $(BUILD)/conformance/obj
@@ -262,9 +271,11 @@ RC_REAL := $(BUILD)/conformance/rdmacheck-real
 # Same objects, two links: the mock's drop-in libraries, or the system's.
 # The mock's binary finds the drop-ins in the build tree, or where make
 # install puts both.
-$(RC_MOCK): $(suite_objs) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) $(DIRS_STAMP)
+# It sees the system view (mock/sys) as a program under rdmamock-run does:
+# the view's library comes before the C library among its own.
+$(RC_MOCK): $(suite_objs) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) $(LIB_SYS) $(DIRS_STAMP)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) \
+	$(Q)$(CC) -o $@ $(suite_objs) $(LDFLAGS_ALL) $(LIB_SYS) $(LIB_CM) $(LIB_VERBS) $(LIB_MLX5) \
 	  -Wl,-rpath,'$$ORIGIN/../mock/lib:$$ORIGIN/$(call relpath,$(SUITEDIR),$(DROPINDIR))' $(SUITE_LIBS)
 
 $(RC_REAL): $(suite_objs)
@@ -476,6 +487,7 @@ INSTALLED := \
   $(LIB_CM):$(DROPINDIR)/librdmacm.so.1:755 \
   $(LIB_VERBS):$(DROPINDIR)/libibverbs.so.1:755 \
   $(LIB_MLX5):$(DROPINDIR)/libmlx5.so.1:755 \
+  $(LIB_SYS):$(DROPINDIR)/librdmamock-sys.so:755 \
   $(LIB_CORE):$(LIBDIR)/librdmamock.so.0:755 \
   mock/include/rdmamock.h:$(INCLUDEDIR)/rdmamock.h:644 \
   $(PCFILE):$(PCDIR)/rdmamock.pc:644 \

@@ -26,6 +26,10 @@ clean_env=(env -i PATH=/usr/bin:/bin HOME="$stage" TMPDIR="${TMPDIR:-/tmp}")
 	{ cat "$out/ibv_devices.log"; fail "the staged rdmamock-run could not run ibv_devices"; }
 grep -q mlx5_0 "$out/ibv_devices.log" || fail "ibv_devices on the staged mock lists no mlx5_0"
 echo "check-install: the staged rdmamock-run runs ibv_devices on the mock, with no environment"
+"${clean_env[@]}" "$root/bin/rdmamock-run" -- cat /sys/class/infiniband/mlx5_0/ports/1/state >"$out/sysview.log" 2>&1 ||
+	{ cat "$out/sysview.log"; fail "the staged rdmamock-run could not show /sys/class/infiniband"; }
+grep -qx '4: ACTIVE' "$out/sysview.log" || fail "the staged system view's port state reads $(cat "$out/sysview.log")"
+echo "check-install: the staged rdmamock-run shows the system view (mlx5_0's port: $(cat "$out/sysview.log"))"
 
 "${clean_env[@]}" "$root/bin/rdmacheck" -j 2 -t 'rdma_get_dst_port__*' >"$out/rdmacheck.log" 2>&1 ||
 	{ cat "$out/rdmacheck.log"; fail "the staged rdmacheck failed"; }

@@ -101,10 +101,21 @@ char *tool_append(char *list, const char *sep, const char *item)
 void tool_library_path(const char *dir)
 {
 	const char *old = getenv("LD_LIBRARY_PATH");
-	char *path = tool_append(NULL, "", dir);
+	char *path = tool_append(NULL, "", dir), *view, *preload;
 
 	if (old && *old)
 		path = tool_append(path, ":", old);
 	setenv("LD_LIBRARY_PATH", path, 1);
 	free(path);
+	/* The system view after what the user preloads (a sanitizer's
+	 * runtime must stay first), unless it is there already. */
+	view = tool_append(tool_append(NULL, "", dir), "/", "librdmamock-sys.so");
+	old = getenv("LD_PRELOAD");
+	if (access(view, R_OK) == 0 && !(old && strstr(old, "librdmamock-sys.so"))) {
+		preload = old && *old ? tool_append(tool_append(NULL, "", old), ":", view) : view;
+		setenv("LD_PRELOAD", preload, 1);
+		if (preload != view)
+			free(preload);
+	}
+	free(view);
 }

@@ -20,7 +20,9 @@ void *tool_mock_call(const char *dir, const char *name);
 void tool_check_faults(const char *dir, const char *what, const char *spec);
 /* list, then sep and item, in a new allocation (list may be NULL). */
 char *tool_append(char *list, const char *sep, const char *item);
-/* LD_LIBRARY_PATH with dir first and the user's own after it. */
+/* LD_LIBRARY_PATH with dir first and the user's own after it; and the
+ * system view (dir/librdmamock-sys.so: /sys/class/infiniband and
+ * /dev/infiniband of the fabric's devices) last in LD_PRELOAD. */
 void tool_library_path(const char *dir);
 
 #endif

@@ -24,6 +24,7 @@
  * reaped), the fabric's state and the libraries' roots. Memory is handed
  * out in power-of-two blocks, each tagged with its owner, kept on its
  * owner's list so that what a dead process leaves is freed. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -590,6 +591,74 @@ static void runtime_dir(char *dir, size_t size)
 		    "owner %u); remove it or set XDG_RUNTIME_DIR", dir, (unsigned)getuid());
 }
 
+/* A file of this fabric beside its arena's: <dir>/<fabric><suffix>, or
+ * <dir>/private-<pid><suffix> for a private fabric. */
+int fab_runtime_path(const char *suffix, char *out, size_t size)
+{
+	char dir[3900];
+	int n;
+
+	fab_attach();
+	runtime_dir(dir, sizeof dir);
+	if (shared_mode)
+		n = snprintf(out, size, "%s/%s%s", dir, fabric_name, suffix);
+	else
+		n = snprintf(out, size, "%s/private-%d%s", dir, (int)getpid(), suffix);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static void remove_at(int at, const char *name)
+{
+	int fd;
+	DIR *d;
+	struct dirent *e;
+
+	if (!unlinkat(at, name, 0) || errno == ENOENT)
+		return;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			remove_at(dirfd(d), e->d_name);
+	closedir(d);
+	unlinkat(at, name, AT_REMOVEDIR);
+}
+
+void fab_remove_path(const char *path)
+{
+	remove_at(AT_FDCWD, path);
+}
+
+/* The runtime directory's entries whose names start with prefix (the
+ * system view's trees), but keep and, when keep is given, a tree being
+ * built (".tmp"). */
+static void remove_files_in(const char *dir, const char *prefix, const char *keep)
+{
+	size_t n = strlen(prefix);
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, n) && (!keep || (strcmp(e->d_name, keep) &&
+								 !strstr(e->d_name, ".tmp"))))
+			remove_at(dirfd(d), e->d_name);
+	closedir(d);
+}
+
+void fab_remove_files(const char *prefix, const char *keep)
+{
+	char dir[3900];
+
+	runtime_dir(dir, sizeof dir);
+	remove_files_in(dir, prefix, keep);
+}
+
 /* Whether the fabric in the file is one we can join: our layout, and at
  * least one member still alive (a fabric whose members all died is never
  * trusted: it is made anew). */
@@ -692,8 +761,13 @@ static void leave(void)
 				last = false;
 		}
 		/* The lock file stays: a process may be waiting on it. */
-		if (last)
+		if (last) {
+			char view[FAB_NAME_MAX + 8];
+
 			unlink(file_path);
+			snprintf(view, sizeof view, "%s.sys.", fabric_name);
+			fab_remove_files(view, NULL);
+		}
 		flock(lock_fd, LOCK_UN);
 	}
 	__atomic_store_n(&self, -1, __ATOMIC_RELEASE);
@@ -830,5 +904,7 @@ MOCK_EXPORT int rdmamock_fabric_remove(const char *name)
 	gone += !unlink(path);
 	snprintf(path, sizeof path, "%s/%s.lock", dir, name);
 	gone += !unlink(path);
+	snprintf(path, sizeof path, "%s.sys.", name);
+	remove_files_in(dir, path, NULL);
 	return gone;
 }

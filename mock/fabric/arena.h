@@ -25,6 +25,16 @@ void fab_attach(void);
  * a private one). */
 bool fab_is_shared(void);
 const char *fab_name(void);
+/* The path of a file of this fabric in the user's runtime directory,
+ * beside the fabric's own: <dir>/<name><suffix>, or <dir>/private-<pid>
+ * <suffix> for a private fabric (the system view's trees). 0, or
+ * -ENAMETOOLONG. */
+int fab_runtime_path(const char *suffix, char *out, size_t size);
+/* Remove a file or a tree. */
+void fab_remove_path(const char *path);
+/* Remove what the runtime directory holds under names that start with
+ * prefix, but keep (if not NULL) and, then, a tree still being built. */
+void fab_remove_files(const char *prefix, const char *keep);
 /* A random number the fabric was made with: its doorbells' names carry
  * it, so that two fabrics of one name, one after the other, never meet. */
 uint64_t fab_token(void);

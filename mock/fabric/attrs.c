@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* What each device reports, as its driver and the kernel would: the
  * attributes of its personality, its port's state, the net device behind
- * each GID. libibverbs' queries answer from here. */
+ * each GID. libibverbs' queries answer from here, and so does the system
+ * view (mock/sys: /sys/class/infiniband), so that both always agree. */
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>

@@ -75,6 +75,9 @@ struct fab_device_info {
 	bool port_down;              /* its port, by rdmamock_port_set */
 };
 
+/* A count that changes whenever a device comes or goes or gets an
+ * address (the system view remakes its tree then). */
+unsigned fab_topology_gen(void);
 /* Snapshot of the current devices, in topology order; free() the array. */
 int fab_device_list(struct fab_device_info **out, int *count);
 int fab_device_by_serial(unsigned serial, struct fab_device_info *out);
@@ -87,7 +90,7 @@ int fab_device_by_guid(__be64 guid, struct fab_device_info *out);
 int fab_device_gid(unsigned serial, int index, union ibv_gid *gid, enum ibv_gid_type *type);
 
 /* What a device of one personality reports (attrs.c): what libibverbs'
- * queries answer. Limits are
+ * queries answer and what the system view (mock/sys) shows. Limits are
  * typical of the hardware (mlx5: ConnectX-5; generic: rdma_rxe's
  * rxe_param.h), not measured; they matter where librdmacm checks against
  * them, and where the create calls refuse what is over them (EINVAL). */

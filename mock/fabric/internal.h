@@ -179,6 +179,7 @@ struct fabric {
 	struct fab_clock clock;
 	struct fab_device *devices;
 	unsigned next_serial;
+	unsigned topology_gen; /* counts changes of the devices or their addresses */
 	struct fab_id *live;
 	int nlive;
 	struct fab_timer *timers; /* sorted by due time */

@@ -278,6 +278,7 @@ int topology_load_locked(const char *spec)
 		return err;
 	free_list(fab.devices);
 	fab.devices = list;
+	fab.topology_gen++;
 	return 0;
 }
 
@@ -373,18 +374,23 @@ int topology_device_add_locked(const char *name, enum rdmamock_personality p)
 	for (tail = &fab.devices; *tail; tail = &(*tail)->next)
 		;
 	*tail = dev;
+	fab.topology_gen++;
 	return 0;
 }
 
 int topology_device_add_addr_locked(const char *name, const char *addr)
 {
 	struct fab_device *dev = name ? find_in(fab.devices, name) : NULL;
+	int err;
 
 	if (!dev)
 		return -ENODEV;
 	if (!addr)
 		return -EINVAL;
-	return add_addr(fab.devices, dev, addr, strlen(addr));
+	err = add_addr(fab.devices, dev, addr, strlen(addr));
+	if (!err)
+		fab.topology_gen++;
+	return err;
 }
 
 int topology_device_remove_locked(const char *name)
@@ -406,6 +412,7 @@ int topology_device_remove_locked(const char *name)
 			}
 			*pos = dev->next;
 			fab_free(dev);
+			fab.topology_gen++;
 			return 0;
 		}
 	}
@@ -483,6 +490,12 @@ static struct fab_device *by_serial(unsigned serial)
 	for (dev = fab.devices; dev && dev->serial != serial; dev = dev->next)
 		;
 	return dev;
+}
+
+unsigned fab_topology_gen(void)
+{
+	fab_attach();
+	return __atomic_load_n(&fab.topology_gen, __ATOMIC_ACQUIRE);
 }
 
 int fab_device_list(struct fab_device_info **out, int *count)

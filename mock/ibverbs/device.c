@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "verbs.h"
+#include "sys/view.h"
 
 #define LIB "ibverbs"
 
@@ -516,47 +517,32 @@ MOCK_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num
 
 /* ---------------------------------------------------------------- sysfs */
 
-/* The files of a mock device's sysfs directory that programs read; any
- * other path is read from the real file system, as upstream does. */
-static int device_file(const char *dir, const char *file, char *text, size_t size)
-{
-	struct mock_device *m;
-	int n = -1;
-
-	pthread_mutex_lock(&devices_lock);
-	for (m = devices; m && strcmp(dir, m->dev.ibdev_path); m = m->next)
-		;
-	if (m && !strcmp(file, "board_id") && m->personality == RDMAMOCK_MLX5)
-		n = snprintf(text, size, "MT_0000000008");
-	else if (m && !strcmp(file, "node_type"))
-		n = snprintf(text, size, "1: CA");
-	else if (m)
-		n = 0; /* a device directory, but no such file */
-	pthread_mutex_unlock(&devices_lock);
-	return n;
-}
-
 /* Like upstream: the length read, the text NUL-terminated without its
  * newline; -1 when the file cannot be read or does not fit. */
 MOCK_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
-	char path[4096], text[256];
+	char path[4096], text[4096];
 	ssize_t len;
 	int fd, n;
 
 	MOCK_REQUIRE(dir && file && buf, "ibv_read_sysfs_file",
 		     "dir, file or buf is NULL (upstream dereferences them)");
-	n = device_file(dir, file, text, sizeof text);
-	if (n == 0)
-		return mock_errno(ENOENT);
-	if (n > 0) {
-		if ((size_t)n >= size)
-			return -1;
-		memcpy(buf, text, (size_t)n + 1);
-		return n;
-	}
 	if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path)
 		return mock_errno(ENAMETOOLONG);
+	/* The mock's devices' files are the system view's (mock/sys), with
+	 * or without its preload; any other path is the file system's. */
+	if (sys_view_owns(path)) {
+		n = sys_view_read(path, text, sizeof text - 1, NULL);
+		if (n < 0)
+			return mock_errno(n == -EISDIR ? EISDIR : -n);
+		if (n > 0 && text[n - 1] == '\n')
+			n--;
+		if ((size_t)n >= size)
+			return -1;
+		memcpy(buf, text, (size_t)n);
+		buf[n] = '\0';
+		return n;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
