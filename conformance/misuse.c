@@ -77,6 +77,25 @@ static void qp_depth_0(void *arg)
 static void send_depth_0(void *unused) { qp_depth_0((void *)1); }
 static void recv_depth_0(void *unused) { qp_depth_0(NULL); }
 
+static void destroy_qp_of_listener(void *unused)
+{
+	struct sockaddr_storage addr;
+	struct rdma_cm_id *id;
+
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), 0, &addr);
+	if (!rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) && !rdma_bind_addr(id, (struct sockaddr *)&addr) &&
+	    !rdma_listen(id, 1))
+		rdma_destroy_qp(id);
+}
+
+/* A listener has no QP; rdma_destroy_qp passes id->qp to ibv_destroy_qp
+ * unchecked (as Debian's qperf 0.4.11 does after each -cm1 test; its
+ * server's child then segfaults on rxe). */
+void rdma_destroy_qp__id_without_qp(void **state)
+{
+	fx_assert_crashes(destroy_qp_of_listener, "rdma_destroy_qp");
+}
+
 /* ucma_create_cqs makes no CQ for a queue of depth 0, and ibv_create_qp
  * then dereferences the NULL CQ (measured with rdma-core 44 and 65). */
 void rdma_create_qp__depth_0_without_cq(void **state)
