@@ -40,7 +40,6 @@ CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-30}
 SERVER_TIMEOUT=${SERVER_TIMEOUT:-60}
 results=$out/programs.tsv
 : >"$results"
-passed=0 failed=0
 
 # The GID index of ADDR's RoCE v2 entry: from sysfs on a real device (the
 # host's ibv_devinfo does not start on rdma-core 65), else as ibv_devinfo
@@ -72,72 +71,6 @@ wanted() {
 	return 1
 }
 
-# last LINES FILE: the file's last lines, indented, for a failure report.
-last() {
-	tail -n "$1" "$2" 2>/dev/null | awk '{ print "        " $0 }'
-}
-
-verdict() { # NAME pass|FAIL REASON
-	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"
-	if [ "$2" = pass ]; then
-		passed=$((passed + 1))
-		echo "pass    $1"
-	else
-		failed=$((failed + 1))
-		echo "FAIL    $1: $3"
-	fi
-}
-
-# ready SPEC: wait, at most 10 s, until the server can be reached, so the
-# client never starts too early (a perftest client then crashes, and its
-# server waits for ever). tcp:PORT: a TCP socket listens there (the verbs
-# programs' side channel, from /proc/net/tcp{,6}); cm:PORT, udp-cm:PORT: a
-# CM id listens in the TCP or UDP port space, asked through READY_CM (the
-# mock: rdmamock-run --wait-listen), else START_DELAY; "": START_DELAY.
-ready() {
-	case $1 in
-	tcp:*)
-		hex=$(printf '%04X' "${1#tcp:}")
-		i=0
-		while [ $i -lt 100 ]; do
-			cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-				awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' &&
-				return 0
-			sleep 0.1
-			i=$((i + 1))
-		done
-		sleep "$START_DELAY" ;;
-	cm:* | udp-cm:*)
-		if [ -n "${READY_CM:-}" ]; then
-			case $1 in cm:*) where=tcp:${1#cm:} ;; *) where=udp:${1#udp-cm:} ;; esac
-			# shellcheck disable=SC2086
-			timeout 10 $READY_CM "$where" -- true && return 0
-		else
-			sleep "$START_DELAY"
-		fi ;;
-	*) sleep "$START_DELAY" ;;
-	esac
-}
-
-# One run of pair's server and client: sets crc and src, their statuses.
-run_pair() {
-	# shellcheck disable=SC2086
-	timeout "$SERVER_TIMEOUT" $scmd >"$slog" 2>&1 &
-	spid=$!
-	ready "$readiness"
-	# shellcheck disable=SC2086
-	timeout "$CLIENT_TIMEOUT" $ccmd >"$cl" 2>&1
-	crc=$?
-	if [ "$sev" = forever ] || { [ "$crc" != 0 ] && perftest_race; }; then
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
-		src=0
-	else
-		wait "$spid"
-		src=$?
-	fi
-}
-
 # Debian 12's perftest (4.5-0.17) with -R: when the client's second
 # connection reaches the server before it listens again, it is rejected
 # (8), the client's retry crashes, and the server waits for ever. Upstream
@@ -152,67 +85,9 @@ perftest_race() {
 	esac
 }
 
-# pair NAME READY SERVER_EVIDENCE CLIENT_EVIDENCE SERVER_CMD -- CLIENT_CMD
-# READY: how to know the server listens (see ready). Evidence is an
-# extended regex the side's output must match ("" for none; "forever" as
-# SERVER_EVIDENCE: the server runs until stopped).
-pair() {
-	name=$1 readiness=$2 sev=$3 cev=$4
-	shift 4
-	wanted "$name" || return 0
-	scmd="" ccmd=""
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
-	shift
-	ccmd="$*"
-	slog=$out/$name.server cl=$out/$name.client
-	run_pair
-	tries=1
-	while [ "$crc" != 0 ] && [ $tries -lt 4 ] && perftest_race; do
-		echo "note    $name: perftest 4.5-0.17's connect race (REJECTED 8, its retry crashed): run again"
-		run_pair
-		tries=$((tries + 1))
-	done
-	why=""
-	# 124: coreutils' timeout; 143: busybox's (the guests)
-	case $crc in 124 | 143) why="the client did not end within $CLIENT_TIMEOUT s" ;; esac
-	[ -z "$why" ] && case $src in 124 | 143) why="the server did not end within $SERVER_TIMEOUT s" ;; esac
-	[ -z "$why" ] && [ "$crc" != 0 ] && why="the client exited $crc"
-	[ -z "$why" ] && [ "$src" != 0 ] && why="the server exited $src"
-	if [ -z "$why" ] && [ -n "$cev" ] && ! grep -Eq "$cev" "$cl"; then
-		why="the client's output lacks /$cev/"
-	fi
-	if [ -z "$why" ] && [ -n "$sev" ] && [ "$sev" != forever ] && ! grep -Eq "$sev" "$slog"; then
-		why="the server's output lacks /$sev/"
-	fi
-	if [ -z "$why" ]; then
-		verdict "$name" pass ""
-	else
-		verdict "$name" FAIL "$why"
-		echo "      server:$scmd"
-		last 4 "$slog"
-		echo "      client: $ccmd"
-		last 4 "$cl"
-	fi
-}
-
-# single NAME EVIDENCE CMD...: a program that needs no peer.
-single() {
-	name=$1 ev=$2
-	shift 2
-	wanted "$name" || return 0
-	log=$out/$name.out
-	timeout "$CLIENT_TIMEOUT" "$@" >"$log" 2>&1
-	rc=$?
-	if [ "$rc" != 0 ]; then
-		verdict "$name" FAIL "exited $rc"
-		last 4 "$log"
-	elif ! grep -Eq "$ev" "$log"; then
-		verdict "$name" FAIL "its output lacks /$ev/"
-		last 4 "$log"
-	else
-		verdict "$name" pass ""
-	fi
-}
+RACE=perftest_race
+RACE_NOTE="perftest 4.5-0.17's connect race (REJECTED 8, its retry crashed)"
+. "$(dirname "$0")/pairs.sh"
 
 done_re='data transfers complete'
 

@@ -100,7 +100,7 @@ add_obj() {   # scan an object's NEEDED and queue what is new
 for b in "${bins[@]}"; do cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; done
 # Debian's RDMA programs and the script that runs them as on the mock
 # (make check-programs): the host's binaries, the stack's libraries.
-cp "$here/../check-programs.sh" "$t/opt/rdmacheck/"
+cp "$here/../check-programs.sh" "$here/../pairs.sh" "$t/opt/rdmacheck/"
 for p in rping ucmatose cmtime udaddy mckey rdma_server rdma_client rdma_xserver rdma_xclient \
 	rstream riostream rcopy udpong \
 	ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
