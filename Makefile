@@ -324,6 +324,18 @@ $(BUILD)/examples/%: examples/%.c $(STAMP)
 examples: $(EXAMPLES)
 all: examples $(RC_SELFTEST)
 
+# Programs on the middleware users write on (examples/middleware), each
+# built when its library's headers are installed (make deps installs them).
+MW_EXAMPLES :=
+ifneq ($(wildcard /usr/include/ucp/api/ucp.h),)
+MW_EXAMPLES += $(BUILD)/examples/middleware/ucp_sockaddr
+endif
+$(BUILD)/examples/middleware/ucp_sockaddr: examples/middleware/ucp_sockaddr.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lucp -lucs
+all: $(MW_EXAMPLES)
+
 # ---------------------------------------------------------------- tools
 # rdmamock-run: an unmodified program on the mock; rdmamock-sweep: a program
 # through every fault it meets. Both find the drop-ins in the build tree
@@ -431,6 +443,11 @@ sweep: all
 # sanitizer build.
 check-programs: all
 	@bash ci/check-programs-mock.sh $(BUILD)
+
+# The middleware (UCX, libfabric, Open MPI, qperf, librpma) on the mock,
+# on each device (ci/check-middleware.sh).
+check-middleware: all
+	@bash ci/check-middleware-mock.sh $(BUILD)
 
 # The addrinfo tests under valgrind (a few seconds a test: valgrind's start).
 check-valgrind: all
@@ -553,7 +570,7 @@ readme:
 include coverage/coverage.mk
 include ci/rxe/rxe.mk
 
-.PHONY: examples run check check-programs deps clean readme bench
+.PHONY: examples run check check-programs check-middleware deps clean readme bench
 
 # Every fault point the mock's sources declare, as rdmamock/<library>/<call>.
 # (A file without any is no error.)

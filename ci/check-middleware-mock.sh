@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# make check-middleware: ci/check-middleware.sh on the mock, on rxe0 (the
+# generic device, which must do what rxe does) and on mlx5_0 (what a
+# ConnectX does), each on a fabric of its own, with the system view that
+# UCX and Open MPI read (and a sanitizer build's runtime first).
+#   ci/check-middleware-mock.sh BUILD_DIR
+set -uo pipefail
+build=$1
+lib=$build/mock/lib
+view=$lib/librdmamock-sys.so
+asan=$(sh ci/sanitizer-runtime.sh "$lib")
+export LD_LIBRARY_PATH=$lib START_DELAY=${START_DELAY:-0.5} MW=$build/examples/middleware
+export LD_PRELOAD=${asan:+$asan:}$view
+[ -z "$asan" ] || export ASAN_OPTIONS=detect_leaks=0
+export READY_CM="$build/bin/rdmamock-run --wait-listen"
+# qperf's client: its REQ held on the wire for what rxe's resolution takes
+# (ci/check-middleware.sh says why).
+mkdir -p "$build/check/middleware"
+export QPERF_CLIENT=$build/check/middleware/qperf-client
+printf '#!/bin/sh\nexec %s --fault "rdmamock/rdmacm/event/delay ms=20 nth=1" -- "$@"\n' \
+	"$(realpath "$build/bin/rdmamock-run")" >"$QPERF_CLIENT"
+chmod +x "$QPERF_CLIENT"
+[ "$(id -u)" = 0 ] && export MPIRUN_ARGS="--allow-run-as-root"
+rc=0
+for d in rxe0:127.0.0.2:rxe mlx5_0:127.0.0.1:mlx5; do
+	IFS=: read -r dev addr kind <<<"$d"
+	echo "== $dev ($kind)"
+	RDMAMOCK_FABRIC=middleware-$dev-$$ DEV=$dev ADDR=$addr KIND=$kind \
+		sh ci/check-middleware.sh -o "$build/check/middleware/$dev" || rc=1
+done
+exit $rc

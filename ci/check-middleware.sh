@@ -1,0 +1,183 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# make check-middleware: the software RDMA users write on, unmodified
+# (Debian 12's UCX 1.13, libfabric 1.17, Open MPI 4.1, qperf 0.4.11,
+# librpma 1.2, and the programs of examples/middleware built on them),
+# server and client as two processes on one device: on the mock, or in
+# the soft-RoCE guests on rdma_rxe. Every case is bounded and says why it
+# failed. A case where the real device fails (a limit it was measured to
+# have, or a bug of the program's own) passes when the run fails the same
+# way, with the same words: the mock must not do better than rxe.
+#   ci/check-middleware.sh [-r] [-o OUT_DIR]
+#     -r   report only: a failure does not fail the run (the real backend)
+# Environment:
+#   ADDR     the device's IPv4 address (127.0.0.2, the mock's rxe0)
+#   DEV      the device (rxe0)
+#   KIND     rxe or mlx5: what the device is, for the cases where they
+#            differ (rxe0 on the mock is rxe)
+#   GIDX     the GID index UCX uses on an rxe device: an IPv6 or link-local
+#            GID (0, the link-local one). UCX's UD transports drop what
+#            arrives over an IPv4-mapped GID on rxe, whose completions
+#            carry no packet type (a case checks that too).
+#   MW       where the programs of examples/middleware are (build/examples/middleware)
+#   QPERF_CLIENT  a command qperf's client runs under (see the qperf cases)
+#   MPIRUN_ARGS   more mpirun options (--allow-run-as-root as root)
+#   START_DELAY, CLIENT_TIMEOUT, SERVER_TIMEOUT, READY_CM, CASES (names or
+#            shell patterns of the cases to run, space separated; all by default)
+# On the mock, LD_LIBRARY_PATH names build/mock/lib, LD_PRELOAD the system
+# view and RDMAMOCK_FABRIC a fabric of this run's own (check-middleware-mock.sh).
+# POSIX sh: it runs under busybox in the guests.
+set -u
+
+report_only=0
+out=${TMPDIR:-/tmp}/check-middleware.$$
+while getopts "ro:" opt; do
+	case $opt in
+	r) report_only=1 ;;
+	o) out=$OPTARG ;;
+	*) echo "usage: $0 [-r] [-o OUT_DIR]" >&2; exit 2 ;;
+	esac
+done
+mkdir -p "$out"
+ADDR=${ADDR:-127.0.0.2}
+DEV=${DEV:-rxe0}
+KIND=${KIND:-rxe}
+GIDX=${GIDX:-0}
+MW=${MW:-build/examples/middleware}
+START_DELAY=${START_DELAY:-1}
+CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-60}
+SERVER_TIMEOUT=${SERVER_TIMEOUT:-90}
+results=$out/middleware.tsv
+: >"$results"
+
+# CASES: names or shell patterns (ucp-*).
+wanted() {
+	[ -z "${CASES:-}" ] && return 0
+	for c in $CASES; do
+		# shellcheck disable=SC2254
+		case $1 in $c) return 0 ;; esac
+	done
+	return 1
+}
+. "$(dirname "$0")/pairs.sh"
+
+# single NAME EVIDENCE CMD..., but the evidence is several regexes, each a
+# line of the output must match (a listing that must name several things).
+listing() {
+	name=$1 ev=$2
+	shift 2
+	wanted "$name" || return 0
+	log=$out/$name.out
+	timeout "$CLIENT_TIMEOUT" "$@" >"$log" 2>&1
+	rc=$?
+	missing=$(echo "$ev" | tr '|' '\n' | while read -r re; do grep -Eq "$re" "$log" || echo "/$re/"; done)
+	if [ "$rc" != 0 ]; then
+		verdict "$name" FAIL "exited $rc"
+		last 4 "$log"
+	elif [ -n "$missing" ]; then
+		verdict "$name" FAIL "its output lacks $(echo "$missing" | tr '\n' ' ')"
+		last 4 "$log"
+	else
+		verdict "$name" pass ""
+	fi
+}
+
+# ---------------------------------------------------------------- UCX
+# The device, and a GID that works: rxe's completions carry no RoCE packet
+# type, so UCX's UD wire-up needs a GID that is not IPv4-mapped (measured
+# on rxe44); a ConnectX takes the default.
+if [ "$KIND" = rxe ]; then ucx_gid=$GIDX; else ucx_gid=auto; fi
+ucx="env UCX_NET_DEVICES=$DEV:1 UCX_IB_GID_INDEX=$ucx_gid"
+
+# ucx_info -d: both transports on the device, and rdmacm as a connection
+# manager. (Transports are listed one block a device: a line each.)
+listing ucx-info "Transport: rc_verbs|Transport: ud_verbs|Device: $DEV:1|Connection manager: rdmacm" \
+	ucx_info -d
+
+# ucx_perftest: the server waits for its client on a TCP port of its own.
+port=13400
+perftest() { # NAME ENV... -- ARGS...
+	n=$1
+	shift
+	e=""
+	while [ "$1" != -- ]; do e="$e $1"; shift; done
+	shift
+	port=$((port + 1))
+	# shellcheck disable=SC2086
+	pair "$n" tcp:$port "" "^Final: " $ucx $e ucx_perftest -p $port -- \
+		$ucx $e ucx_perftest -p $port "$ADDR" "$@" -n 200 -w 20
+}
+for tl in rc_v ud_v; do
+	for t in tag_lat tag_bw ucp_put_lat ucp_put_bw ucp_get ucp_am_lat; do
+		perftest "ucp-$t-$tl" UCX_TLS=$tl,self -- -t $t
+	done
+done
+for t in am_lat put_lat put_bw am_bw; do
+	perftest "uct-$t-rc_verbs" -- -x rc_verbs -d "$DEV:1" -t $t
+done
+perftest uct-get_bw-rc_verbs -- -x rc_verbs -d "$DEV:1" -t get -D zcopy -s 4096
+for t in am_lat am_bw; do
+	perftest "uct-$t-ud_verbs" -- -x ud_verbs -d "$DEV:1" -t $t
+done
+
+# A UCP client and server that meet through a socket address: the rdmacm
+# connection manager, then rc_verbs. (UCX_TLS leaves tcp out.)
+pair ucp-sockaddr-rdmacm cm:13370 "server: every check held" "lane\[0\]: cm rdmacm" \
+	$ucx UCX_TLS=rc_v,ud_v,self "$MW/ucp_sockaddr" -s -p 13370 -- \
+	$ucx UCX_TLS=rc_v,ud_v,self "$MW/ucp_sockaddr" -c "$ADDR" -p 13370
+
+# The IPv4-mapped GID on rxe: UCX drops every UD packet (the completion
+# names no packet type), and the UD endpoint times out (measured on rxe44:
+# "unhandled timeout error", exit 134). A ConnectX says IPv4 in its CQE.
+port=$((port + 1))
+if [ "$KIND" = rxe ]; then
+	pair_fails ucp-tag_lat-ud_v-ipv4-gid tcp:$port "UD endpoint .*unhandled timeout error" \
+		env UCX_NET_DEVICES="$DEV:1" UCX_TLS=ud_v,self UCX_UD_TIMEOUT=3s ucx_perftest -p $port -- \
+		env UCX_NET_DEVICES="$DEV:1" UCX_TLS=ud_v,self UCX_UD_TIMEOUT=3s ucx_perftest -p $port "$ADDR" -t tag_lat -n 200
+else
+	pair ucp-tag_lat-ud_v-ipv4-gid tcp:$port "" "^Final: " \
+		env UCX_NET_DEVICES="$DEV:1" UCX_TLS=ud_v,self ucx_perftest -p $port -- \
+		env UCX_NET_DEVICES="$DEV:1" UCX_TLS=ud_v,self ucx_perftest -p $port "$ADDR" -t tag_lat -n 200
+fi
+
+# ---------------------------------------------------------------- qperf
+# Debian's qperf 0.4.11 sends its -cm1 port to the client before it calls
+# rdma_listen (fixed upstream in 118a571, 2018). On rxe the client's
+# address and route resolution (the kernel's work queues) give the server
+# the time to listen; the mock resolves at once, and the REQ would reach a
+# port nobody listens on yet and be rejected (8), as a kernel rejects it.
+# On the mock QPERF_CLIENT holds the REQ a few ms on the wire
+# (rdmamock/rdmacm/event/delay), the time rxe's resolution takes.
+# Without -cm1 qperf cannot give a RoCE GID (its RTR has no GRH), and its
+# UC and UD tests never use the CM: they fail there as on rxe. After each
+# -cm1 test qperf's server child destroys its listener's QP, which has
+# none (rxe: segfault; the mock names rdma_destroy_qp and aborts): only
+# the child, and the server serves on.
+case " ${CASES:-qperf} " in *qperf*) qperf_wanted=1 ;; *) qperf_wanted=0 ;; esac
+if [ $qperf_wanted = 1 ]; then
+	# The server serves every test of this section, one child a test.
+	timeout $((SERVER_TIMEOUT * 10)) qperf >"$out/qperf.server" 2>&1 &
+	qperf_pid=$!
+	ready tcp:19765
+	qc=${QPERF_CLIENT:-}
+	for t in rc_lat rc_bw rc_bi_bw rc_rdma_write_lat rc_rdma_write_bw rc_rdma_write_poll_lat \
+		rc_rdma_read_lat rc_rdma_read_bw rc_compare_swap_mr rc_fetch_add_mr; do
+		# shellcheck disable=SC2086
+		single "qperf-cm1-$t" "^ *(latency|bw|msg_rate) += " $qc qperf -cm1 -t 1 "$ADDR" $t
+	done
+	for t in rc_lat rc_bw rc_rdma_read_bw uc_lat uc_bw uc_rdma_write_lat; do
+		single_fails "qperf-$t" "failed to modify QP to RTR" qperf -t 1 "$ADDR" $t
+	done
+	for t in uc_lat uc_rdma_write_bw; do
+		single_fails "qperf-cm1-$t" "failed to modify QP to RTR" qperf -cm1 -t 1 "$ADDR" $t
+	done
+	for t in ud_lat ud_bw; do
+		single_fails "qperf-$t" "failed to create address handle" qperf -t 1 "$ADDR" $t
+		single_fails "qperf-cm1-$t" "failed to create address handle" qperf -cm1 -t 1 "$ADDR" $t
+	done
+	kill "$qperf_pid" 2>/dev/null
+	wait "$qperf_pid" 2>/dev/null
+fi
+
+echo "check-middleware: $passed passed, $failed failed (results: $results)"
+[ "$failed" = 0 ] || [ "$report_only" = 1 ]
