@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/ib.h>
@@ -155,6 +156,39 @@ void rdma_freeaddrinfo__null(void **state)
 
 	fx_require_backend();
 	rc_run_child(free_null, NULL, &end);
+	assert_int_equal(end.signal, 0);
+	assert_int_equal(end.exit_code, 0);
+}
+
+/* A list the caller built, as libfabric's verbs provider builds its AF_IB
+ * entries: calloc'd entries, each field malloc'd. Upstream frees each
+ * field and entry with free(), so this is its contract too. */
+static void free_caller_built(void *unused)
+{
+	struct rdma_addrinfo *head = calloc(1, sizeof *head);
+	struct sockaddr_ib *sib = calloc(1, sizeof *sib);
+
+	if (!head || !sib)
+		exit(3);
+	sib->sib_family = AF_IB;
+	head->ai_family = AF_IB;
+	head->ai_port_space = RDMA_PS_IB;
+	head->ai_src_addr = (struct sockaddr *)sib;
+	head->ai_src_len = sizeof *sib;
+	head->ai_next = calloc(1, sizeof *head->ai_next);
+	if (!head->ai_next)
+		exit(3);
+	head->ai_next->ai_dst_canonname = strdup("peer");
+	rdma_freeaddrinfo(head);
+}
+
+/* Freed, and the process goes on. */
+void rdma_freeaddrinfo__caller_built(void **state)
+{
+	struct rc_crash end;
+
+	fx_require_backend();
+	rc_run_child(free_caller_built, NULL, &end);
 	assert_int_equal(end.signal, 0);
 	assert_int_equal(end.exit_code, 0);
 }
