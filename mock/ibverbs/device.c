@@ -627,3 +627,38 @@ MOCK_EXPORT void verbs_register_driver_65(const void *ops)
 {
 	(void)ops;
 }
+
+/* A provider's log (verbs_err() and friends), as libibverbs/init.c of a
+ * release build: VERBS_LOG_LEVEL (0 none, 1 errors ... 4 debug) into
+ * VERBS_LOG_FILE; without the file, nothing. libefa, which libfabric
+ * loads, logs here when it is asked about a device that is not EFA. */
+static uint32_t verbs_log_level;
+static FILE *verbs_log_fp;
+static pthread_once_t verbs_log_once = PTHREAD_ONCE_INIT;
+
+static void verbs_log_open(void)
+{
+	const char *level = getenv("VERBS_LOG_LEVEL"), *file = getenv("VERBS_LOG_FILE");
+
+	if (level)
+		verbs_log_level = strtoul(level, NULL, 0);
+	if (verbs_log_level && file)
+		verbs_log_fp = fopen(file, "a+");
+	if (!verbs_log_fp)
+		verbs_log_level = 0;
+}
+
+MOCK_EXPORT __attribute__((format(printf, 3, 4)))
+void __verbs_log(struct verbs_context *ctx, uint32_t level, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	pthread_once(&verbs_log_once, verbs_log_open);
+	if (verbs_log_fp && level <= verbs_log_level) {
+		va_start(ap, fmt);
+		vfprintf(verbs_log_fp, fmt, ap);
+		va_end(ap);
+	}
+	errno = saved;
+}
