@@ -324,17 +324,30 @@ $(BUILD)/examples/%: examples/%.c $(STAMP)
 examples: $(EXAMPLES)
 all: examples $(RC_SELFTEST)
 
-# Programs on the middleware users write on (examples/middleware), each
-# built when its library's headers are installed (make deps installs them).
-MW_EXAMPLES :=
-ifneq ($(wildcard /usr/include/ucp/api/ucp.h),)
-MW_EXAMPLES += $(BUILD)/examples/middleware/ucp_sockaddr
-endif
-$(BUILD)/examples/middleware/ucp_sockaddr: examples/middleware/ucp_sockaddr.c $(STAMP)
+# ---------------------------------------------------------------- middleware
+# Our programs on the middleware the mock carries (examples/middleware):
+# a UCP client and server (UCX), two MPI ranks (Open MPI over pml and osc
+# ucx), a librpma server and client; each built only where pkg-config
+# finds its development package, so that a machine without them builds
+# everything else. Their headers are system headers: our warnings are not
+# theirs.
+pc_cflags = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(1) 2>/dev/null))
+MIDDLEWARE_LIBS_ucp_sockaddr   := $(shell pkg-config --libs ucx 2>/dev/null)
+MIDDLEWARE_CFLAGS_ucp_sockaddr := $(call pc_cflags,ucx)
+MIDDLEWARE_LIBS_mpi_pingpong   := $(shell pkg-config --libs ompi-c 2>/dev/null)
+MIDDLEWARE_CFLAGS_mpi_pingpong := $(call pc_cflags,ompi-c)
+MIDDLEWARE_LIBS_rpma_pair      := $(shell pkg-config --libs librpma 2>/dev/null)
+MIDDLEWARE_CFLAGS_rpma_pair    := $(call pc_cflags,librpma)
+MIDDLEWARE := $(foreach p,ucp_sockaddr mpi_pingpong rpma_pair,\
+                $(if $(MIDDLEWARE_LIBS_$(p)),$(BUILD)/examples/middleware/$(p)))
+$(BUILD)/examples/middleware/%: examples/middleware/%.c $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lucp -lucs
-all: $(MW_EXAMPLES)
+	$(Q)$(CC) $(CFLAGS_ALL) $(MIDDLEWARE_CFLAGS_$*) -o $@ $< $(LDFLAGS_ALL) $(MIDDLEWARE_LIBS_$*)
+
+middleware: $(MIDDLEWARE)
+examples: middleware
+.PHONY: middleware
 
 # ---------------------------------------------------------------- tools
 # rdmamock-run: an unmodified program on the mock; rdmamock-sweep: a program

@@ -29,4 +29,8 @@ for d in rxe0:127.0.0.2:rxe mlx5_0:127.0.0.1:mlx5; do
 	RDMAMOCK_FABRIC=middleware-$dev-$$ DEV=$dev ADDR=$addr KIND=$kind \
 		sh ci/check-middleware.sh -o "$build/check/middleware/$dev" || rc=1
 done
+mkdir -p "$build/results"
+bash ci/middleware-matrix.sh "$build/results/middleware.md" "mock=$build/check/middleware/rxe0/middleware.tsv" \
+	"mock-mlx5_0=$build/check/middleware/mlx5_0/middleware.tsv"
+echo "check-middleware: the matrix is $build/results/middleware.md (make check-rxe adds rxe44 and rxe65)"
 exit $rc

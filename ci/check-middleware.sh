@@ -140,6 +140,29 @@ else
 		env UCX_NET_DEVICES="$DEV:1" UCX_TLS=ud_v,self ucx_perftest -p $port "$ADDR" -t tag_lat -n 200
 fi
 
+# ---------------------------------------------------------------- Open MPI
+# Two ranks over UCX (pml ucx for MPI_Send/MPI_Recv, osc ucx for
+# MPI_Put/MPI_Get), shared memory and TCP excluded so that the device
+# carries every byte (examples/middleware/mpi_pingpong.c). Debian's
+# openmpi-mca-params.conf turns pml and osc ucx off; the command line
+# turns them on.
+mpirun="mpirun ${MPIRUN_ARGS:-} -np 2 --oversubscribe"
+single mpi-ucx-pingpong-put-get "^mpi_pingpong: all checks passed" \
+	$mpirun --mca pml ucx --mca osc ucx --mca btl ^vader,tcp,openib,uct \
+	-x UCX_TLS=rc_v,ud_v,self -x UCX_NET_DEVICES="$DEV:1" -x UCX_IB_GID_INDEX="$ucx_gid" \
+	"$MW/mpi_pingpong"
+# Debian builds btl openib with the udcm connection method only, which
+# refuses a port whose link layer is Ethernet: on RoCE MPI_Init fails.
+single_fails mpi-openib-roce "No OpenFabrics connection schemes reported" \
+	$mpirun --mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1 \
+	--mca btl_openib_if_include "$DEV" --mca btl_openib_cpc_include udcm "$MW/mpi_pingpong"
+
+# ---------------------------------------------------------------- librpma
+# A librpma server and client (examples/middleware/rpma_pair.c): write,
+# flush for visibility, read back, send a message; both verify.
+pair rpma-write-flush-read-send cm:7471 "^server: all steps passed" "^client: all steps passed" \
+	"$MW/rpma_pair" server "$ADDR" 7471 -- "$MW/rpma_pair" client "$ADDR" 7471
+
 # ---------------------------------------------------------------- qperf
 # Debian's qperf 0.4.11 sends its -cm1 port to the client before it calls
 # rdma_listen (fixed upstream in 118a571, 2018). On rxe the client's

@@ -126,6 +126,27 @@ done
 } >"$out/programs.md"
 cat "$out/programs.md"
 
+# ---- the middleware, side by side: the mock's rxe0 and mlx5_0 (make
+# check-middleware's last run, or a fresh one) and each guest's rxe0
+echo
+say "== middleware (UCX, libfabric, Open MPI, qperf, librpma)"
+mw=$build/check/middleware
+if [ ! -s "$mw/rxe0/middleware.tsv" ] &&
+	! bash "$here/../check-middleware-mock.sh" "$build" >"$out/middleware-mock.log" 2>&1; then
+	verdict+=("middleware: a case failed on the mock ($(tail -n 1 "$out/middleware-mock.log"); see $out/middleware-mock.log)")
+fi
+cols=("mock=$mw/rxe0/middleware.tsv" "mock-mlx5_0=$mw/mlx5_0/middleware.tsv")
+for stack in "$@"; do
+	cols+=("${column[$stack]}=$out/$stack/single/middleware/middleware.tsv")
+	[ -s "$out/$stack/single/middleware/middleware.tsv" ] ||
+		verdict+=("middleware: no results came back from the $stack guest (see $out/$stack/single/middleware.log)")
+done
+mkdir -p "$build/results"
+if ! bash "$here/../middleware-matrix.sh" "$build/results/middleware.md" "${cols[@]}"; then
+	verdict+=("middleware: the mock's rxe0 and rxe differ (see $build/results/middleware.md)")
+fi
+cat "$build/results/middleware.md"
+
 echo
 say "== timings (s)"
 awk -F '\t' '{ printf "  %-10s %-12s %8s\n", $1, $2, $3 }' "$RXE_TIMINGS"

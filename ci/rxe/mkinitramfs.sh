@@ -84,6 +84,12 @@ LIBDIRS="/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /usr/lib64 /lib 
 find_lib() {  # find_lib SONAME -> host path of the real file
 	local d
 	for d in $LIBDIRS; do in_root "$d/$1" && return 0; done
+	# The middleware's own libraries (UCX, libfabric, Open MPI, librpma and
+	# theirs) are the host's on either stack, as their programs are; what
+	# the stack has, rdma-core first, comes from the stack.
+	if [ -n "${HOST_FALLBACK:-}" ]; then
+		for d in $LIBDIRS; do [ -e "$d/$1" ] && { readlink -f "$d/$1"; return 0; }; done
+	fi
 	return 1
 }
 
@@ -110,6 +116,63 @@ for p in rping ucmatose cmtime udaddy mckey rdma_server rdma_client rdma_xserver
 	cp "$b" "$t/opt/rdmacheck/"
 	add_obj "$b"
 done
+# The middleware users write on (make check-middleware's, the host's
+# Debian 12 programs on either stack): their programs, the plugins they
+# open at run time at the host's paths (UCX's transports, Open MPI's
+# components and their help texts), our programs on them
+# (examples/middleware), and the check itself. Missing packages are said,
+# and their cases then fail in the guest with "not found".
+cp "$here/../check-middleware.sh" "$t/opt/rdmacheck/"
+nmw=0
+for p in ucx_info ucx_perftest fi_info fi_pingpong qperf; do
+	if b=$(command -v "$p"); then
+		cp "$b" "$t/opt/rdmacheck/"; add_obj "$b"; nmw=$((nmw + 1))
+	else
+		say "no $p on the host (make deps installs the middleware): its cases will fail in the guest"
+	fi
+done
+for b in "$build"/examples/middleware/*; do
+	[ -x "$b" ] && [ -f "$b" ] || continue
+	mkdir -p "$t/opt/rdmacheck/middleware"
+	cp "$b" "$t/opt/rdmacheck/middleware/"; add_obj "$b"; nmw=$((nmw + 1))
+done
+# A tree of the host's, at its own path: its files (not static libraries
+# or headers), its links, and what its shared objects need. A shared
+# object's soname is marked found there (another may need it by name).
+copy_tree() {
+	local f so
+	[ -d "$1" ] || return 0
+	while IFS= read -r f; do
+		mkdir -p "$t$(dirname "$f")"
+		if [ -L "$f" ]; then
+			ln -sfn "$(readlink "$f")" "$t$f"
+			continue
+		fi
+		cp "$f" "$t$f"
+		nmw=$((nmw + 1))
+		[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+		add_obj "$f"
+		so=$(objdump -p "$f" | awk '$1 == "SONAME" { print $2 }')
+		[ -n "$so" ] && [ ! -e "$(dirname "$f")/$so" ] && ln -sf "$(basename "$f")" "$t$(dirname "$f")/$so"
+		[ -n "$so" ] && done_lib[$so]=1
+	done < <(find "$1" \( -type f -o -type l \) ! -name '*.a' ! -name '*.la' ! -path '*/include/*' \
+		! -name '*.mod' ! -path '*/pkgconfig/*')
+}
+# UCX's transports; Open MPI's components, help texts and settings, and
+# the PMIx it is built on.
+for tree in /usr/lib/x86_64-linux-gnu/ucx /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 \
+	/usr/share/openmpi /etc/openmpi; do
+	copy_tree "$tree"
+done
+if b=$(command -v orterun); then
+	mkdir -p "$t/usr/bin"
+	cp "$b" "$t/usr/bin/orterun"; add_obj "$b"
+	ln -sf /usr/bin/orterun "$t/opt/rdmacheck/mpirun"
+	nmw=$((nmw + 1))
+else
+	say "no mpirun on the host (make deps installs openmpi-bin): its cases will fail in the guest"
+fi
+HOST_FALLBACK=1
 # libfiu's POSIX preload, the stack's own: the clauses of how real rdma-core
 # reports a failed system call (conformance/posix_faults.c) run under it.
 if fiu_posix=$(in_root /usr/lib/fiu/fiu_posix_preload.so); then
@@ -212,4 +275,4 @@ chmod 755 "$t/init"
 
 ( cd "$t" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 ) | gzip -6 >"$out/initramfs.cpio.gz.new"
 mv "$out/initramfs.cpio.gz.new" "$out/initramfs.cpio.gz"
-say "initramfs: $(size_of "$out/initramfs.cpio.gz") ($(size_of "$t") unpacked; $(wc -l <"$t/etc/rxe/modules") modules, ${#done_lib[@]} libraries, $nprov providers)"
+say "initramfs: $(size_of "$out/initramfs.cpio.gz") ($(size_of "$t") unpacked; $(wc -l <"$t/etc/rxe/modules") modules, ${#done_lib[@]} libraries, $nprov providers, $nmw middleware files)"
