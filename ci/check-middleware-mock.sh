@@ -14,6 +14,8 @@ export LD_LIBRARY_PATH=$lib START_DELAY=${START_DELAY:-0.5} MW=$build/examples/m
 export LD_PRELOAD=${asan:+$asan:}$view
 [ -z "$asan" ] || export ASAN_OPTIONS=detect_leaks=0
 export READY_CM="$build/bin/rdmamock-run --wait-listen"
+# The fault cases: rdmamock-run aims faults at a program.
+export FAULT_RUN=$build/bin/rdmamock-run
 # qperf's client: its REQ held on the wire for what rxe's resolution takes
 # (ci/check-middleware.sh says why).
 mkdir -p "$build/check/middleware"

@@ -146,7 +146,8 @@ fi
 # carries every byte (examples/middleware/mpi_pingpong.c). Debian's
 # openmpi-mca-params.conf turns pml and osc ucx off; the command line
 # turns them on.
-mpirun="mpirun ${MPIRUN_ARGS:-} -np 2 --oversubscribe"
+# One host: the isolated launcher, which needs no ssh (the guests have none).
+mpirun="mpirun ${MPIRUN_ARGS:-} --mca plm isolated -np 2 --oversubscribe"
 single mpi-ucx-pingpong-put-get "^mpi_pingpong: all checks passed" \
 	$mpirun --mca pml ucx --mca osc ucx --mca btl ^vader,tcp,openib,uct \
 	-x UCX_TLS=rc_v,ud_v,self -x UCX_NET_DEVICES="$DEV:1" -x UCX_IB_GID_INDEX="$ucx_gid" \
@@ -162,6 +163,42 @@ single_fails mpi-openib-roce "No OpenFabrics connection schemes reported" \
 # flush for visibility, read back, send a message; both verify.
 pair rpma-write-flush-read-send cm:7471 "^server: all steps passed" "^client: all steps passed" \
 	"$MW/rpma_pair" server "$ADDR" 7471 -- "$MW/rpma_pair" client "$ADDR" 7471
+
+# ---------------------------------------------------------------- faults
+# The mock only (FAULT_RUN names rdmamock-run): a completion error on the
+# 50th send of a process, its port going down at its 50th send (RC sends
+# retry, then fail), a connection rejected. Each program must report the
+# error and end, not hang. ucx_perftest and Open MPI over UCX wire up with
+# no CM (there is nothing to reject); UCX's sockaddr client uses rdmacm.
+if [ -n "${FAULT_RUN:-}" ]; then
+	FAILS_AS="reports the fault and ends"
+	fs="sh $(dirname "$0")/fault-self.sh"
+	wc_err=rdmamock/ibverbs/wc,status=IBV_WC_REM_ACCESS_ERR,nth=50
+	port_down=rdmamock/ibverbs/port_down,nth=50
+	# UCX asks for 7 transport retries, which rxe (and the mock's generic
+	# device) takes for retrying without end: a port that never comes back
+	# leaves UCX waiting for ever there. With 6, a send gives up after 7
+	# tries of UCX's 1 s timeout.
+	retries=UCX_RC_VERBS_RETRY_COUNT=6
+	for f in wc_err port_down; do
+		eval spec=\$$f
+		port=$((port + 1))
+		pair_fails "fault-$f-ucx_perftest" tcp:$port "completion with error" \
+			$ucx UCX_TLS=rc_v,self $retries ucx_perftest -p $port -- \
+			$ucx UCX_TLS=rc_v,self $retries $fs "$spec" ucx_perftest -p $port "$ADDR" -t tag_lat -n 2000
+		# every rank's 50th send, whichever comes first
+		single_fails "fault-$f-mpi" "completion with error" \
+			$FAULT_RUN --fault "$(echo "$spec" | tr , ' ')" -- \
+			$mpirun --mca pml ucx --mca osc ucx --mca btl ^vader,tcp,openib,uct \
+			-x UCX_TLS=rc_v,ud_v,self -x UCX_NET_DEVICES="$DEV:1" -x UCX_IB_GID_INDEX="$ucx_gid" \
+			-x $retries "$MW/mpi_pingpong"
+	done
+	pair_fails fault-rejected-ucp_sockaddr cm:13373 "Destination is unreachable" \
+		$ucx UCX_TLS=rc_v,ud_v,self "$MW/ucp_sockaddr" -s -p 13373 -- \
+		$ucx UCX_TLS=rc_v,ud_v,self $fs rdmamock/rdmacm/event/rejected,port=13373 \
+		"$MW/ucp_sockaddr" -c "$ADDR" -p 13373
+	unset FAILS_AS
+fi
 
 # ---------------------------------------------------------------- qperf
 # Debian's qperf 0.4.11 sends its -cm1 port to the client before it calls

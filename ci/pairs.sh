@@ -143,7 +143,8 @@ single() {
 # the real device (a measured limit of the device or of the program): it
 # passes when the client fails too (exits non-zero or by a signal) and
 # either side's output matches WHY (an extended regex), as it did there.
-# The server is stopped once the client has ended.
+# The server is stopped once the client has ended. FAILS_AS says what the
+# pass means (by default "fails as on the device").
 pair_fails() {
 	name=$1 readiness=$2 why_re=$3
 	shift 3
@@ -159,7 +160,7 @@ pair_fails() {
 	124 | 143) verdict "$name" FAIL "the client did not end within $CLIENT_TIMEOUT s" ;;
 	*)
 		if cat "$cl" "$slog" | grep -Eq "$why_re"; then
-			verdict "$name" pass "fails as on the device: $(cat "$cl" "$slog" | grep -E -m 1 "$why_re")"
+			verdict "$name" pass "${FAILS_AS:-fails as on the device}: $(cat "$cl" "$slog" | grep -E -m 1 "$why_re")"
 			return 0
 		fi
 		verdict "$name" FAIL "the client exited $crc without /$why_re/" ;;
@@ -184,7 +185,7 @@ single_fails() {
 	124 | 143) verdict "$name" FAIL "it did not end within $CLIENT_TIMEOUT s" ;;
 	*)
 		if grep -Eq "$why_re" "$log"; then
-			verdict "$name" pass "fails as on the device: $(grep -E -m 1 "$why_re" "$log")"
+			verdict "$name" pass "${FAILS_AS:-fails as on the device}: $(grep -E -m 1 "$why_re" "$log")"
 			return 0
 		fi
 		verdict "$name" FAIL "it exited $rc without /$why_re/" ;;
