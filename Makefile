@@ -205,8 +205,11 @@ define dropin_link
 	  -Wl,--version-script=$(2) -Wl,--no-undefined-version -Wl,-z,defs -Wl,-rpath,'$$ORIGIN:$$ORIGIN/..' $(3)
 endef
 
+# Never unloaded (-z nodelete): its watcher thread runs its code to the
+# end, and it leaves the fabric from its destructor, which must run at exit.
+NODELETE := -Wl,-z,nodelete
 $(LIB_CORE): $(core_objs) mock/control/librdmamock.map
-	$(call dropin_link,$(core_objs),mock/control/librdmamock.map,$(FIU_LIBS) -ldl)
+	$(call dropin_link,$(core_objs),mock/control/librdmamock.map,$(FIU_LIBS) -ldl $(NODELETE))
 	$(Q)ln -sf $(notdir $@) $(MOCKLIB)/librdmamock.so
 
 $(LIB_VERBS): $(verbs_objs) $(ABI_DIR)/libibverbs.ld $(LIB_CORE)

@@ -487,6 +487,52 @@ void rdma_bind_addr__port_of_other_process(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* A library's destructor, played by the suite's own: the dynamic linker
+ * runs it after exit's handlers, and it may still use rdma_cm (libfabric
+ * frees what it holds in one). Here, in one child only, it binds a port
+ * and leaves the id for the process's end to destroy. */
+static uint16_t port_to_bind_at_exit;
+
+__attribute__((destructor)) static void bind_at_exit(void)
+{
+	struct rdma_cm_id *id;
+
+	if (!port_to_bind_at_exit)
+		return;
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) || bind_port(id, port_to_bind_at_exit))
+		_exit(3);
+}
+
+static const char *exit_binding(struct child *c, void *arg)
+{
+	/* The id is left on purpose: no leak report, strict or not. */
+	unsetenv("RDMAMOCK_STRICT");
+	unsetenv("RDMAMOCK_LEDGER");
+	port_to_bind_at_exit = fx_port();
+	exit(0);
+}
+
+/* What a process binds while it exits, in a library's destructor, is
+ * destroyed with the process like the rest: the port is free once it has
+ * ended. */
+void rdma_bind_addr__port_bound_at_exit(void **state)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct child c;
+
+	shared_fabric();
+	ch = fx_channel();
+	child_start(&c, exit_binding, NULL);
+	child_end(&c, false);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	if (bind_port(id, fx_port()))
+		fail_msg("the port the other process bound in a destructor at its exit is still in use once it ended: %s",
+			 strerror(errno));
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
 void rdma_connect__no_listener_in_any_process(void **state)
 {
 	struct active a = { 0 };

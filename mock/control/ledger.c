@@ -363,8 +363,32 @@ static void after_fork(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The report waits for the destructors of the program and of the libraries
+ * that use the mock, which may release what they hold (libfabric frees its
+ * rdma_addrinfo lists in one), and needs the exit status, which only an
+ * exit handler is told. Registered in our constructor, the handler runs
+ * after the destructors; registered later (the mock loaded by dlopen), it
+ * runs before them. So whichever of the two comes second reports. */
+static int exit_status;
+static bool exit_seen, destructed;
+
+static void at_exit(int status, void *unused)
+{
+	exit_status = status;
+	exit_seen = true;
+	if (destructed)
+		report_leaks(status, unused);
+}
+
+__attribute__((destructor)) static void ledger_fini(void)
+{
+	destructed = true;
+	if (exit_seen)
+		report_leaks(exit_status, NULL);
+}
+
 __attribute__((constructor)) static void ledger_init(void)
 {
 	pthread_atfork(before_fork, after_fork, after_fork);
-	on_exit(report_leaks, NULL);
+	on_exit(at_exit, NULL);
 }

@@ -741,13 +741,23 @@ static void map_shared(void)
 /* At exit the last process out removes the fabric's file. Our objects are
  * not torn down here, while the program's other threads may still use
  * them: the other members' watchers see this process end and reap it, as
- * the kernel tears a process's objects down once its threads are gone. */
-static void leave(void)
+ * the kernel tears a process's objects down once its threads are gone.
+ *
+ * It runs as librdmamock's destructor, which the dynamic linker runs after
+ * those of the program and of every library that uses the mock (they link
+ * it): libfabric, for one, frees what it holds in its destructor. An
+ * atexit handler registered at attach, usually in main, ran before them.
+ * The slot stays ours: what an exit handler that runs later still makes
+ * (one registered before main runs after the destructors) is reaped with
+ * this process, not left to nobody. */
+__attribute__((destructor)) static void leave(void)
 {
+	static bool left;
 	bool last = true;
 
-	if (!sh || SELF() < 0 || !shared_mode || self_pid != getpid())
+	if (!sh || SELF() < 0 || !shared_mode || self_pid != getpid() || left)
 		return;
+	left = true;
 	/* The faults it added go with it now, not when it is reaped. */
 	fault_forget_member(SELF());
 	if (flock(lock_fd, LOCK_EX) == 0) {
@@ -770,7 +780,6 @@ static void leave(void)
 		}
 		flock(lock_fd, LOCK_UN);
 	}
-	__atomic_store_n(&self, -1, __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------- fork */
@@ -849,7 +858,6 @@ static void attach_once_fn(void)
 			    name, sizeof fabric_name - 1);
 		snprintf(fabric_name, sizeof fabric_name, "%s", name);
 		map_shared();
-		atexit(leave);
 		fab_watch_start();
 	} else {
 		map_private();
