@@ -24,6 +24,79 @@ void ibv_create_qp__starts_in_reset(void **state)
 	fx_qp_release(&q);
 }
 
+/* A QP of type on q's device with cap; its reported cap in *got. */
+static int create_with(const struct fx_qp *q, enum ibv_qp_type type, const struct ibv_qp_cap *cap,
+		       struct ibv_qp_cap *got)
+{
+	struct ibv_qp_init_attr init = { .send_cq = q->cq, .recv_cq = q->cq, .cap = *cap,
+					 .qp_type = type, .sq_sig_all = 1 };
+	struct ibv_qp *qp = ibv_create_qp(q->pd, &init);
+
+	if (!qp)
+		return errno;
+	*got = init.cap;
+	FX_VERBS_OK(ibv_destroy_qp(qp));
+	return 0;
+}
+
+/* The largest max_inline_data a QP of type takes with one SGE a side, as
+ * libfabric's verbs provider finds it (vrb_find_max_inline): doubling,
+ * then halving the gap; at most 64 KiB. */
+static uint32_t largest_inline(const struct fx_qp *q, enum ibv_qp_type type)
+{
+	struct ibv_qp_cap cap = { 1, 1, 1, 1, 0 }, got;
+	uint32_t ok = 0, bad = 2;
+
+	for (; bad <= 65536; bad *= 2) {
+		cap.max_inline_data = bad;
+		if (create_with(q, type, &cap, &got))
+			break;
+		ok = bad;
+	}
+	while (bad - ok > 1) {
+		cap.max_inline_data = ok + (bad - ok) / 2;
+		if (create_with(q, type, &cap, &got))
+			bad = cap.max_inline_data;
+		else
+			ok = cap.max_inline_data;
+	}
+	return ok;
+}
+
+/* Each request up to the largest accepted, and then what the provider
+ * reported for it: accepted again, reporting the same. */
+static void granted_again(enum fx_device_kind kind)
+{
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	struct fx_qp q;
+
+	fx_qp_create(&q, kind, IBV_QPT_RC);
+	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+		uint32_t largest = largest_inline(&q, types[t]);
+		const uint32_t asks[] = { 0, 1, 60, 64, 200, largest / 2, largest };
+
+		for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+			struct ibv_qp_cap cap = { 16, 16, 1, 1, asks[i] }, got, again;
+			int err = create_with(&q, types[t], &cap, &got);
+
+			if (err)
+				fail_msg("QP type %d, max_inline_data %u (the largest taken: %u): %s",
+					 (int)types[t], asks[i], largest, strerror(err));
+			assert_true(got.max_inline_data >= cap.max_inline_data);
+			assert_true(got.max_send_wr >= cap.max_send_wr && got.max_send_sge >= cap.max_send_sge);
+			err = create_with(&q, types[t], &got, &again);
+			if (err)
+				fail_msg("QP type %d, max_inline_data %u reported for %u: %s", (int)types[t],
+					 got.max_inline_data, asks[i], strerror(err));
+			assert_int_equal(again.max_inline_data, got.max_inline_data);
+		}
+	}
+	fx_qp_release(&q);
+}
+
+void ibv_create_qp__granted_caps_again_mlx5(void **state) { granted_again(FX_DEV_MLX5); }
+void ibv_create_qp__granted_caps_again_not_mlx5(void **state) { granted_again(FX_DEV_NOT_MLX5); }
+
 /* RESET, INIT, RTR, RTS with the documented masks; then SQD and back. */
 static void legal_path(enum ibv_qp_type type)
 {

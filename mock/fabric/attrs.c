@@ -42,7 +42,12 @@ static const struct fab_profile profiles[] = {
 		.local_ca_ack_delay = 16,
 		.max_msg_sz = 0x40000000,
 		.gid_tbl_len = 255,
-		.max_inline_data = 912,
+		/* MLX5_CAP_GEN max_wqe_sz_sq of ConnectX-4 and -5 (perftest's
+		 * ib_send_lat -I 1004 works and -I 1005 fails on a ConnectX-4 Lx,
+		 * as reported to perftest: a QP created to post SENDs only).
+		 * It leaves 828 bytes inline on an RC QP that may post
+		 * anything, 956 on a UD QP. */
+		.max_wqe_size = 1024,
 		.device_cap_flags = CAP_FLAGS | IBV_DEVICE_XRC,
 		.port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS,
 		.active_width = 2,  /* 4X */

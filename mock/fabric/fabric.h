@@ -118,7 +118,9 @@ struct fab_profile {
 	uint8_t local_ca_ack_delay;
 	uint32_t max_msg_sz;
 	int gid_tbl_len;
-	uint32_t max_inline_data;
+	uint32_t max_inline_data;  /* the largest a QP may ask for (rxe); 0: see max_wqe_size */
+	uint32_t max_wqe_size;     /* mlx5: its largest send WQE (max_sq_desc_sz), which bounds
+				    * the inline data a QP may ask for (qp.c size_send_queue) */
 	unsigned device_cap_flags;
 	uint32_t port_cap_flags;
 	uint8_t active_width, active_speed;

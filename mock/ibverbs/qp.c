@@ -231,8 +231,7 @@ static int check_init_attr(const struct ibv_qp_init_attr_ex *init, const struct 
 			 (unsigned long long)init->send_ops_flags, (unsigned long long)send_ops(type));
 		return EOPNOTSUPP;
 	}
-	if (cap->max_send_wr > (uint32_t)p->max_qp_wr || cap->max_send_sge > (uint32_t)p->max_sge ||
-	    cap->max_inline_data > p->max_inline_data)
+	if (cap->max_send_wr > (uint32_t)p->max_qp_wr || cap->max_send_sge > (uint32_t)p->max_sge)
 		return EINVAL;
 	/* The receive side is the SRQ's when there is one. */
 	if (!init->srq && type != IBV_QPT_XRC_SEND &&
@@ -263,46 +262,87 @@ static void hold(struct mock_qp *mqp, int step)
 		mqp->xrcd->users += step;
 }
 
-/* The send queue's room as the provider sizes it from what was asked, and
- * reports back in cap: inline data fills the work request, so the granted
- * inline size is what its WQE leaves (a program may send that much inline
- * though it asked for none).
- * - rxe (rxe_qp_init_req): a WQE of max(max_send_sge x 16, max_inline_data)
- *   bytes; both are then what it holds.
- * - mlx5 (mlx5_calc_sq_size): the type's fixed segments (RC and UC 192
- *   bytes, which a memory-window bind needs; XRC 208; UD 64), then
- *   max(16 per SGE, 4 + the inline data, 16-aligned), in 64-byte basic
+/* mlx5's sq_overhead: the fixed segments of the largest work request the
+ * QP may post (its send_ops_flags, else every operation of its type): the
+ * control segment, a remote address and an atomic segment, or a memory
+ * window bind's UMR segments (192 bytes); then UD's address vector and
+ * XRC's SRQ number. */
+static unsigned mlx5_sq_overhead(const struct ibv_qp_init_attr_ex *init)
+{
+	uint64_t ops = init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS ? init->send_ops_flags
+		       : init->qp_type == IBV_QPT_UD ? IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM
+		       : SEND_OPS | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+	unsigned size = 16;
+
+	if (ops & (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		   IBV_QP_EX_WITH_RDMA_READ))
+		size = 32;
+	if (ops & (IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD))
+		size = 48;
+	if (ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV))
+		size = 192;
+	if (init->qp_type == IBV_QPT_UD)
+		size += 48;
+	else if (init->qp_type == IBV_QPT_XRC_SEND)
+		size += 16;
+	return size;
+}
+
+/* The send queue as the provider sizes it from what was asked: EINVAL for
+ * what it cannot hold, else what it grants in cap, which it reports back.
+ * Inline data fills the work request, so the inline room granted is what
+ * the WQE leaves (a program may send that much inline though it asked for
+ * none), and a create asking for what an earlier one granted gets it
+ * again (libfabric's verbs provider probes the largest inline size, then
+ * asks for the size the probe's QP reported).
+ * - rxe (rxe_qp_chk_cap, rxe_qp_init_req): max_inline_data up to the
+ *   device's; a WQE of max(max_send_sge x 16, max_inline_data) bytes,
+ *   both then what it holds.
+ * - mlx5 (mlx5_calc_send_wqe, mlx5_calc_sq_size), only with a send queue:
+ *   the fixed segments, then max(16 per SGE, 4 + the inline data,
+ *   16-aligned), no more than the device's largest WQE, in 64-byte basic
  *   blocks; the inline room is the WQE less the segments less 4. */
-static void granted_send_caps(enum rdmamock_personality p, enum ibv_qp_type type,
-			      struct ibv_qp_cap *cap)
+static int size_send_queue(const struct fab_profile *p, enum rdmamock_personality personality,
+			   const struct ibv_qp_init_attr_ex *init, struct ibv_qp_cap *cap)
 {
 	unsigned overhead, body, wqe;
 
-	if (!cap->max_send_wr)
-		return;
-	if (p != RDMAMOCK_MLX5) {
+	if (personality != RDMAMOCK_MLX5) {
+		if (cap->max_inline_data > p->max_inline_data)
+			return EINVAL;
 		wqe = cap->max_send_sge * 16u > cap->max_inline_data ? cap->max_send_sge * 16u :
 								       cap->max_inline_data;
 		cap->max_send_sge = wqe / 16u;
 		cap->max_inline_data = wqe;
-		return;
+		return 0;
 	}
-	overhead = type == IBV_QPT_UD ? 64u : type == IBV_QPT_XRC_SEND ? 208u : 192u;
+	if (!cap->max_send_wr)
+		return 0;
+	overhead = mlx5_sq_overhead(init);
+	if (cap->max_inline_data > p->max_wqe_size)
+		return EINVAL;
 	body = cap->max_send_sge * 16u;
 	if (cap->max_inline_data && ((4u + cap->max_inline_data + 15u) & ~15u) > body)
 		body = (4u + cap->max_inline_data + 15u) & ~15u;
+	if (overhead + body > p->max_wqe_size)
+		return EINVAL;
 	wqe = (overhead + body + 63u) & ~63u;
 	cap->max_inline_data = wqe - overhead - 4u;
+	return 0;
 }
 
 static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *init)
 {
 	static uint32_t next_handle;
 	struct mock_context *mc = verbs_context_of(ctx, "ibv_create_qp");
+	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
+	struct ibv_qp_cap cap = init->cap;
 	struct mock_qp *mqp;
 	int err;
 
-	err = check_init_attr(init, fab_profile_of(mc->mdev->personality), ctx);
+	err = check_init_attr(init, p, ctx);
+	if (!err && init->qp_type != IBV_QPT_XRC_RECV)
+		err = size_send_queue(p, mc->mdev->personality, init, &cap);
 	if (!err && !(mqp = fab_alloc(sizeof *mqp)))
 		err = ENOMEM;
 	if (err) {
@@ -313,7 +353,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	mqp->dev_serial = mc->mdev->serial;
 	mqp->personality = mc->mdev->personality;
 	mqp->state = IBV_QPS_RESET;
-	mqp->cap = init->cap;
+	mqp->cap = cap;
 	mqp->sq_sig_all = init->sq_sig_all;
 	if (init->qp_type == IBV_QPT_XRC_RECV) {
 		mqp->xrcd = (struct mock_xrcd *)init->xrcd;
@@ -328,7 +368,6 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		/* A QP on an SRQ has no receive queue of its own. */
 		if (mqp->srq || init->qp_type == IBV_QPT_XRC_SEND)
 			mqp->cap.max_recv_wr = mqp->cap.max_recv_sge = 0;
-		granted_send_caps(mqp->personality, init->qp_type, &mqp->cap);
 	}
 	/* What libibverbs sets on a new QP (cmd_qp.c set_qp): the PD, CQs and
 	 * SRQ as given, even where the QP type uses none of them (an XRC
