@@ -133,3 +133,56 @@ void rdma_bind_addr__wildcard_no_device(void **state)
 	assert_null(t.first->verbs);
 	two_ids_destroy(&t);
 }
+
+/* An address in 127/8 that no device holds: the mock's default devices
+ * hold 127.0.0.1 and 127.0.0.2, which are theirs (README: deviations). */
+#define LOOPBACK_ADDR "127.0.0.9"
+
+void rdma_bind_addr__loopback_no_device(void **state)
+{
+	struct two_ids t;
+
+	two_ids_create(&t);
+	FX_OK(bind_to(t.first, AF_INET, LOOPBACK_ADDR, fx_port()));
+	assert_null(t.first->verbs);
+	two_ids_destroy(&t);
+}
+
+void rdma_bind_addr__loopback_after_specific(void **state)
+{
+	conflict(AF_INET, fx_addr(AF_INET), LOOPBACK_ADDR, EADDRNOTAVAIL);
+}
+
+/* A listener bound to a loopback address listens on every device and is
+ * asked for a connection to any address of its family on its port. */
+void rdma_listen__loopback_any_address(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_id *listener, *id, *conn;
+	struct rdma_event_channel *ch;
+	struct sockaddr_storage addr;
+	struct rdma_cm_event *ev;
+
+	fx_need_local_passive();
+	ch = fx_channel();
+	FX_OK(rdma_create_id(ch, &listener, NULL, RDMA_PS_TCP));
+	FX_OK(bind_to(listener, AF_INET, LOOPBACK_ADDR, fx_port()));
+	FX_OK(rdma_listen(listener, 1));
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &addr);
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 5000);
+	FX_OK(rdma_resolve_route(id, 2000));
+	fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000);
+	FX_OK(rdma_connect(id, &param));
+	ev = fx_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 5000);
+	assert_ptr_equal(ev->listen_id, listener);
+	conn = ev->id;
+	FX_OK(rdma_reject(conn, NULL, 0));
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(conn));
+	fx_expect_ack(ch, RDMA_CM_EVENT_REJECTED, 5000);
+	FX_OK(rdma_destroy_id(id));
+	FX_OK(rdma_destroy_id(listener));
+	rdma_destroy_event_channel(ch);
+}

@@ -145,7 +145,7 @@ static int bind_locked(struct fab_id *id, const struct sockaddr *addr)
 		return -EAFNOSUPPORT;
 	if (id->state != ST_IDLE)
 		return -EINVAL;
-	if (!fab_addr_is_any(addr)) {
+	if (!topology_addr_is_wildcard(addr)) {
 		/* rdma_translate_ip: no device holds the address. */
 		dev = topology_device_with_addr(addr);
 		if (!dev)
@@ -281,7 +281,7 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 	bool src_any = fab_addr_is_any((struct sockaddr *)&id->src);
 
 	id->state = ST_ADDR_QUERY;
-	if (!target && (fab_addr_is_any(dst) || fab_addr_is_loopback(dst))) {
+	if (!target && topology_addr_is_wildcard(dst)) {
 		target = id->dev ? id->dev : topology_first_device();
 		if (!target) {
 			id->state = ST_ADDR_BOUND;
@@ -464,7 +464,7 @@ static bool listener_takes(const struct fab_id *l, const struct sockaddr *dst)
 {
 	const struct sockaddr *own = (const void *)&l->src;
 
-	if (!fab_addr_is_any(own))
+	if (!topology_addr_is_wildcard(own))
 		return fab_addr_equal(own, dst);
 	if (own->sa_family == AF_INET)
 		return dst->sa_family == AF_INET;

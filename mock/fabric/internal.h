@@ -248,6 +248,7 @@ void fab_drop_request(struct fab_id *conn);
 void topology_init_locked(void);
 void topology_check_locked(void);
 struct fab_device *topology_device_with_addr(const struct sockaddr *addr);
+bool topology_addr_is_wildcard(const struct sockaddr *addr);
 struct fab_device *topology_device_on_subnet(const struct sockaddr *addr);
 bool topology_on_subnet_of(const struct fab_device *dev, const struct sockaddr *addr);
 struct fab_device *topology_first_device(void);

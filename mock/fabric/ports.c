@@ -149,7 +149,7 @@ int port_check(struct fab_bind *b, struct fab_id *id, bool reuseaddr)
 			continue;
 		if (id->afonly && cur->afonly && addr->sa_family != cur_addr->sa_family)
 			continue;
-		if (fab_addr_is_any(addr) || fab_addr_is_any(cur_addr))
+		if (topology_addr_is_wildcard(addr) || topology_addr_is_wildcard(cur_addr))
 			return -EADDRNOTAVAIL;
 		if (fab_addr_equal(addr, cur_addr))
 			return -EADDRINUSE;

@@ -428,6 +428,16 @@ struct fab_device *topology_device_with_addr(const struct sockaddr *addr)
 	return NULL;
 }
 
+/* The kernel's cma_any_addr: the zero address, and every loopback address
+ * (127/8, ::1), which binds no device, listens on every device and takes
+ * any destination. A loopback address one of the mock's devices holds is
+ * that device's instead, on purpose (the default topology's 127.0.0.1). */
+bool topology_addr_is_wildcard(const struct sockaddr *addr)
+{
+	return fab_addr_is_any(addr) ||
+	       (fab_addr_is_loopback(addr) && !topology_device_with_addr(addr));
+}
+
 static bool prefix_match(const uint8_t *a, const uint8_t *b, int bits)
 {
 	int bytes = bits / 8, rest = bits % 8;
