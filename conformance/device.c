@@ -311,3 +311,67 @@ void ibv_get_device_index__distinct(void **state)
 	ibv_free_device_list(again);
 	ibv_free_device_list(list);
 }
+
+static struct ibv_context *open_by_name(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i] && !ctx; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!ctx)
+		fail_msg("no device %s to open", name);
+	return ctx;
+}
+
+static void assert_gid(struct ibv_context *ctx, int index, const char *want)
+{
+	union ibv_gid gid, expected;
+	char text[INET6_ADDRSTRLEN];
+
+	FX_VERBS_OK(ibv_query_gid(ctx, 1, index, &gid));
+	assert_int_equal(inet_pton(AF_INET6, want, &expected), 1);
+	if (memcmp(&gid, &expected, sizeof gid))
+		fail_msg("GID %d is %s, not %s", index, inet_ntop(AF_INET6, &gid, text, sizeof text), want);
+}
+
+/* A device given its net device's link-local address (a topology that
+ * mirrors a host interface) has it as its default GID, as rxe44's GID 0
+ * is dummy0's fe80::28d0:a9ff:fef4:26c6 (measured); a generic device
+ * also takes its interface id as its node GUID, as rxe does. */
+void ibv_query_gid__link_local_default(void **state)
+{
+	int (*load)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_topology_load");
+	struct sockaddr_storage ss;
+	struct ibv_device_attr attr;
+	struct rdma_cm_id *id;
+	struct ibv_context *ctx;
+	__be64 guid;
+
+	if (load("rxe0=generic:192.0.2.2/24,fe80::fc:ff:fe00:1/64;"
+		 "mlx5_0=mlx5:198.51.100.2/24,fe80::2c9:3ff:fe00:7/64"))
+		fail_msg("rdmamock_topology_load failed");
+	ctx = open_by_name("rxe0");
+	assert_gid(ctx, 0, "fe80::fc:ff:fe00:1");
+	assert_gid(ctx, 1, "::ffff:192.0.2.2");
+	FX_VERBS_OK(ibv_query_device(ctx, &attr));
+	memcpy(&guid, (const uint8_t[]){ 0, 0xfc, 0, 0xff, 0xfe, 0, 0, 1 }, 8);
+	assert_true(attr.node_guid == guid);
+	FX_VERBS_OK(ibv_close_device(ctx));
+	ctx = open_by_name("mlx5_0");
+	assert_gid(ctx, 0, "fe80::2c9:3ff:fe00:7");
+	assert_gid(ctx, 1, "fe80::2c9:3ff:fe00:7");
+	assert_gid(ctx, 2, "::ffff:198.51.100.2");
+	assert_gid(ctx, 3, "::ffff:198.51.100.2");
+	FX_VERBS_OK(ibv_close_device(ctx));
+	/* The address is the device's: a bind to it attaches the device. */
+	fx_sockaddr(AF_INET6, "fe80::fc:ff:fe00:1", 0, &ss);
+	FX_OK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&ss));
+	assert_non_null(id->verbs);
+	assert_string_equal(ibv_get_device_name(id->verbs->device), "rxe0");
+	FX_OK(rdma_destroy_id(id));
+}

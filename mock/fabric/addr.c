@@ -44,6 +44,12 @@ bool fab_addr_is_loopback(const struct sockaddr *addr)
 	return false;
 }
 
+bool fab_addr_is_link_local(const struct sockaddr *addr)
+{
+	return addr->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)addr)->sin6_addr);
+}
+
 /* Same family and host address; ports are not compared. */
 bool fab_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 {

@@ -207,13 +207,19 @@ unsigned fab_gid_netdev(unsigned serial, const union ibv_gid *gid, char *ifname)
 	if (ifname)
 		ifname[0] = '\0';
 	if (gid->raw[0] == 0xfe && (gid->raw[1] & 0xc0) == 0x80) {
+		int i = 0;
+
 		if (fab_device_by_serial(serial, &info) || !info.naddrs)
 			return 0;
-		family = info.addrs[0].ss_family;
+		/* Its first address that says which net device: every one
+		 * has a link-local address. */
+		while (i + 1 < info.naddrs && fab_addr_is_link_local((struct sockaddr *)&info.addrs[i]))
+			i++;
+		family = info.addrs[i].ss_family;
 		if (family == AF_INET)
-			memcpy(want, &((struct sockaddr_in *)&info.addrs[0])->sin_addr, 4);
+			memcpy(want, &((struct sockaddr_in *)&info.addrs[i])->sin_addr, 4);
 		else
-			memcpy(want, &((struct sockaddr_in6 *)&info.addrs[0])->sin6_addr, 16);
+			memcpy(want, &((struct sockaddr_in6 *)&info.addrs[i])->sin6_addr, 16);
 	} else if (!memcmp(gid->raw, v4mapped, sizeof v4mapped)) {
 		family = AF_INET;
 		memcpy(want, gid->raw + 12, 4);

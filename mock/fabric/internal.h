@@ -275,6 +275,7 @@ extern void (*fab_fatal_hook)(unsigned serial);
 bool fab_addr_is_any(const struct sockaddr *addr);
 bool fab_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 bool fab_addr_is_loopback(const struct sockaddr *addr);
+bool fab_addr_is_link_local(const struct sockaddr *addr);
 socklen_t fab_addr_len(const struct sockaddr *addr);
 uint16_t fab_addr_port(const struct sockaddr *addr); /* host order */
 void fab_addr_set_port(struct sockaddr *addr, uint16_t port);

@@ -15,6 +15,8 @@
  * 127.0.0.2: enough for a client and a server on either personality. */
 #define DEFAULT_TOPOLOGY "mlx5_0=mlx5:127.0.0.1/8,::1;rxe0=generic:127.0.0.2/8"
 
+static int default_gid_addr(const struct fab_device *dev);
+
 static const char *personality_name(enum rdmamock_personality p)
 {
 	return p == RDMAMOCK_MLX5 ? "mlx5" : "generic";
@@ -196,6 +198,24 @@ static int parse_kind(const char *text, size_t len, enum rdmamock_personality *p
 	return 0;
 }
 
+/* rxe makes its node GUID as its net device's link-local address is made,
+ * from the MAC: a generic device given a link-local address takes its
+ * interface id for its GUID, which no other device may have. */
+static int take_link_local_guid(struct fab_device *list, struct fab_device *dev)
+{
+	int own = default_gid_addr(dev);
+	__be64 guid;
+
+	if (dev->personality == RDMAMOCK_MLX5 || own < 0)
+		return 0;
+	memcpy(&guid, &((struct sockaddr_in6 *)&dev->addrs[own])->sin6_addr.s6_addr[8], 8);
+	for (; list; list = list->next)
+		if (list != dev && list->guid == guid)
+			return -EINVAL;
+	dev->guid = guid;
+	return 0;
+}
+
 /* One "NAME=PERSONALITY:ADDR,ADDR" entry appended to *list. */
 static int parse_device(const char *s, const char *end, struct fab_device **list)
 {
@@ -231,7 +251,7 @@ static int parse_device(const char *s, const char *end, struct fab_device **list
 			return err == -EEXIST ? -EINVAL : err;
 		addrs = comma ? comma + 1 : end;
 	}
-	return 0;
+	return take_link_local_guid(*list, dev);
 }
 
 static int parse_topology(const char *spec, struct fab_device **out)
@@ -564,20 +584,42 @@ static int gid_versions(const struct fab_device *dev)
 	return dev->personality == RDMAMOCK_MLX5 ? 2 : 1;
 }
 
+/* The address that is the device's default GID: its first link-local one,
+ * as a net device's own link-local address is rxe's and mlx5's default
+ * GID (both made from its MAC); -1 when it was given none. */
+static int default_gid_addr(const struct fab_device *dev)
+{
+	for (int i = 0; i < dev->naddrs; i++)
+		if (fab_addr_is_link_local((const struct sockaddr *)&dev->addrs[i]))
+			return i;
+	return -1;
+}
+
+/* The address of GID slot (1, 2, ...): the default GID's is not listed
+ * again. */
+static int slot_addr(const struct fab_device *dev, int slot)
+{
+	int own = default_gid_addr(dev);
+
+	return own >= 0 && slot - 1 >= own ? slot : slot - 1;
+}
+
 static int gid_entry(const struct fab_device *dev, int index, union ibv_gid *gid,
 		     enum ibv_gid_type *type)
 {
-	int per = gid_versions(dev), slot = index / per;
+	int per = gid_versions(dev), slot = index / per, own = default_gid_addr(dev);
 
-	if (index < 0 || slot > dev->naddrs)
+	if (index < 0 || slot > dev->naddrs - (own >= 0))
 		return -ENODATA;
-	if (slot == 0) {
+	if (slot == 0 && own >= 0) {
+		fab_addr_to_gid((struct sockaddr *)&dev->addrs[own], gid);
+	} else if (slot == 0) {
 		memset(gid, 0, sizeof *gid);
 		gid->raw[0] = 0xfe;
 		gid->raw[1] = 0x80;
 		memcpy(&gid->raw[8], &dev->guid, 8);
 	} else {
-		fab_addr_to_gid((struct sockaddr *)&dev->addrs[slot - 1], gid);
+		fab_addr_to_gid((struct sockaddr *)&dev->addrs[slot_addr(dev, slot)], gid);
 	}
 	*type = per == 2 && index % 2 == 0 ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
 	return 0;
@@ -661,10 +703,13 @@ int fab_device_caps(unsigned serial, uint32_t *caps)
 /* See internal.h. */
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr)
 {
-	for (int i = 0; dev && i < dev->naddrs; i++)
-		if (fab_addr_equal((const struct sockaddr *)&dev->addrs[i], addr))
-			return (i + 1) * gid_versions(dev) + gid_versions(dev) - 1;
-	/* Not one of its own (a loopback source): the default GID's. */
+	int own = dev ? default_gid_addr(dev) : -1;
+
+	for (int slot = 1; dev && slot <= dev->naddrs - (own >= 0); slot++)
+		if (fab_addr_equal((const struct sockaddr *)&dev->addrs[slot_addr(dev, slot)], addr))
+			return slot * gid_versions(dev) + gid_versions(dev) - 1;
+	/* The default GID's own address, or not one of its own (a loopback
+	 * source): the default GID's. */
 	return dev ? gid_versions(dev) - 1 : 0;
 }
 
