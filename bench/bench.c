@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -108,7 +109,7 @@ struct side {
 
 /* What a connection is for, in its private data: the client's buffer, and
  * the work the server does on it. */
-enum work { WORK_NONE, WORK_RECV, WORK_QUIT };
+enum work { WORK_NONE, WORK_RECV, WORK_QUIT, WORK_ECHO };
 struct request {
 	uint64_t addr;
 	uint32_t rkey, work, size, count;
@@ -162,6 +163,42 @@ static void post_recv(struct side *s, struct ibv_qp *qp, unsigned slot)
 
 	if (ibv_post_recv(qp, &wr, &bad))
 		die("ibv_post_recv");
+}
+
+/* Busy-poll for the next receive's completion: a send's completion
+ * (signalled one in SIGNAL) on the way is only counted. */
+static void next_recv(struct side *s)
+{
+	double until = now_us() + TIMEOUT_MS * 1e3;
+	struct ibv_wc wc;
+	int got;
+
+	for (;;) {
+		got = ibv_poll_cq(s->cq, 1, &wc);
+		if (got < 0)
+			die("ibv_poll_cq");
+		if (got && wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "bench[%d]: a completion with %s\n", (int)getpid(),
+				ibv_wc_status_str(wc.status));
+			exit(2);
+		}
+		if (got && wc.opcode == IBV_WC_RECV)
+			return;
+		if (!got && now_us() > until)
+			fail("a message did not come within the timeout");
+	}
+}
+
+/* One SEND of size bytes from the start of the buffer; every SIGNAL-th
+ * signalled, which frees the send queue's slots when polled. */
+static void send_one(struct side *s, struct ibv_qp *qp, uint32_t size, int nth)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = size, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = nth % SIGNAL == 0 ? IBV_SEND_SIGNALED : 0 }, *bad;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		die("ibv_post_send");
 }
 
 /* Wait for n completions, each a success. */
@@ -234,10 +271,12 @@ static void serve_request(struct side *s, struct rdma_cm_id *id, const struct re
 		die("malloc");
 	*keep = *req;
 	id->context = keep;
-	side_qp(s, id, SMALL, req->work == WORK_RECV ? RECV_DEPTH : SMALL);
+	side_qp(s, id, req->work == WORK_ECHO ? DEPTH : SMALL, req->work == WORK_RECV ? RECV_DEPTH : SMALL);
 	if (req->work == WORK_RECV)
 		for (unsigned i = 0; i < RECV_DEPTH && i < req->count; i++)
 			post_recv(s, id->qp, i);
+	if (req->work == WORK_ECHO)
+		post_recv(s, id->qp, 0);
 	mine.addr = (uintptr_t)s->buf;
 	mine.rkey = s->mr->rkey;
 	if (rdma_accept(id, &cp))
@@ -295,6 +334,15 @@ static void serve(int fd)
 		case RDMA_CM_EVENT_ESTABLISHED:
 			say(fd, 'E');
 			req = id->context;
+			/* A ping-pong: each message back as it comes, polling. */
+			if (req->work == WORK_ECHO) {
+				for (unsigned got = 0; got < req->count; got++) {
+					next_recv(&s);
+					post_recv(&s, id->qp, 0);
+					send_one(&s, id->qp, req->size, (int)got + 1);
+				}
+				say(fd, 'D');
+			}
 			if (req->work == WORK_RECV) {
 				for (unsigned got = 0; got < req->count; got++) {
 					reap(&s, 1);
@@ -334,7 +382,7 @@ static void *serve_thread(void *p)
 /* ---------------------------------------------------------------- the table */
 
 struct row {
-	char name[64];
+	char name[72];
 	const char *unit;
 	double v[16];
 	int n, ops;
@@ -350,7 +398,7 @@ static int cmp_double(const void *a, const void *b)
 static void row_print(struct row *r)
 {
 	qsort(r->v, (size_t)r->n, sizeof r->v[0], cmp_double);
-	printf("%-44s %-5s %10.2f %10.2f %10.2f %8d\n", r->name, r->unit, r->v[0], r->v[r->n / 2],
+	printf("%-50s %-5s %10.2f %10.2f %10.2f %8d\n", r->name, r->unit, r->v[0], r->v[r->n / 2],
 	       r->v[r->n - 1], r->ops);
 	fprintf(tsv, "%s\t%s\t%.3f\t%.3f\t%.3f\t%d\n", r->name, r->unit, r->v[0], r->v[r->n / 2],
 		r->v[r->n - 1], r->ops);
@@ -408,13 +456,15 @@ static struct rdma_cm_id *resolved(struct client *c)
 static void connect_id(struct client *c, struct rdma_cm_id *id, enum work work, uint32_t count,
 		       struct request *srv)
 {
-	struct request req = { .work = work, .count = count };
+	struct request req = { .work = work, .count = count, .size = 64 };
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
 				      .rnr_retry_count = 7, .retry_count = 7,
 				      .private_data = &req, .private_data_len = sizeof req };
 	struct rdma_cm_event *ev;
 
 	side_qp(&c->s, id, work == WORK_NONE && !count ? SMALL : DEPTH, SMALL);
+	if (work == WORK_ECHO)
+		post_recv(&c->s, id->qp, 0);
 	if (rdma_connect(id, &cp))
 		die("rdma_connect");
 	ev = expect(c->ch, RDMA_CM_EVENT_ESTABLISHED);
@@ -484,6 +534,30 @@ static void peer_rows(struct client *c, const char *where)
 			teardown(c, id);
 		}
 		row_print(&rate);
+	}
+	{
+		/* What a program that polls waits for a message there and back:
+		 * against the floor of two processes that poll shared memory. */
+		const int trips = 20000;
+		struct row rt;
+
+		row_start(&rt, "us", trips, "RC SEND 64 B round trip, both polling (%s)", where);
+		for (int r = 0; r < repeats; r++) {
+			struct rdma_cm_id *id = resolved(c);
+			double t;
+
+			connect_id(c, id, WORK_ECHO, (uint32_t)trips, &srv);
+			t = now_us();
+			for (int i = 0; i < trips; i++) {
+				send_one(&c->s, id->qp, 64, i + 1);
+				next_recv(&c->s);
+				post_recv(&c->s, id->qp, 0);
+			}
+			rt.v[rt.n++] = (now_us() - t) / trips;
+			wait_byte(c, 'D');
+			teardown(c, id);
+		}
+		row_print(&rt);
 	}
 	{
 		struct row bw;
@@ -608,6 +682,52 @@ static void handoff_row(void)
 	close(to[1]);
 	close(from[0]);
 	close(from[1]);
+	row_print(&r);
+}
+
+/* The floor under a round trip between two processes that poll: a cache
+ * line of shared memory there and back, each side spinning on it. */
+static void shared_line_row(void)
+{
+	const int ops = SCALE_OPS * 100;
+	volatile uint64_t *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct row r;
+	pid_t pid;
+	int status;
+
+	if (line == MAP_FAILED)
+		die("mmap");
+	line[0] = 0;
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		/* The echo: each odd value back as the next even one. */
+		for (uint64_t want = 1;; want += 2) {
+			uint64_t v;
+
+			while ((v = __atomic_load_n(&line[0], __ATOMIC_ACQUIRE)) != want && v != UINT64_MAX)
+				;
+			if (v == UINT64_MAX)
+				_exit(0);
+			__atomic_store_n(&line[0], want + 1, __ATOMIC_RELEASE);
+		}
+	}
+	row_start(&r, "us", ops, "floor: a cache line to another process and back");
+	for (uint64_t v = 0, k = 0; k < (uint64_t)repeats; k++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < ops; i++) {
+			__atomic_store_n(&line[0], ++v, __ATOMIC_RELEASE);
+			while (__atomic_load_n(&line[0], __ATOMIC_ACQUIRE) != v + 1)
+				;
+			v++;
+		}
+		r.v[r.n++] = (now_us() - t0) / ops;
+	}
+	__atomic_store_n(&line[0], UINT64_MAX, __ATOMIC_RELEASE);
+	waitpid(pid, &status, 0);
+	munmap((void *)line, 4096);
 	row_print(&r);
 }
 
@@ -1111,9 +1231,10 @@ int main(int argc, char **argv)
 		load[0] = -1;
 	printf("bench: %s, %d batches a row, %ld CPUs, load average %.2f; the cost of one operation\n",
 	       addr, repeats, sysconf(_SC_NPROCESSORS_ONLN), load[0]);
-	printf("%-44s %-5s %10s %10s %10s %8s\n", "", "unit", "min", "median", "max", "ops");
+	printf("%-50s %-5s %10s %10s %10s %8s\n", "", "unit", "min", "median", "max", "ops");
 	syscall_row();
 	handoff_row();
+	shared_line_row();
 	local_rows(argv[0], scale, nscale);
 	with_peer(argv[0], false, conns, nconns);
 	with_peer(argv[0], true, conns, 0);

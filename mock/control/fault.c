@@ -50,6 +50,9 @@ struct fault_table {
 	pthread_mutex_t lock;
 	int live; /* faults in use: read without the lock, so that an entry
 		   * point of a fabric with no faults takes no lock */
+	int live_at[POINTS_MAX]; /* the same, a point's: a fault at one point
+				  * costs the others no lock (the lock's
+				  * line would pass between processes) */
 	int counting;                     /* RDMAMOCK_COUNT=1: count the points reached */
 	unsigned long reached[POINTS_MAX]; /* by index in fault_points */
 	struct fault f[FAULTS_MAX];
@@ -351,6 +354,17 @@ static int parse_spec(const char *spec, struct fault *parsed, char *err, size_t 
 	return ret ? ret : n;
 }
 
+/* A fault taken into use, or out of it (lock held). */
+static void in_use(struct fault_table *t, struct fault *f, bool used)
+{
+	int i = point_index(f->act.point);
+
+	f->used = used;
+	__atomic_add_fetch(&t->live, used ? 1 : -1, __ATOMIC_RELEASE);
+	if (i >= 0)
+		__atomic_add_fetch(&t->live_at[i], used ? 1 : -1, __ATOMIC_RELEASE);
+}
+
 /* Add each fault of spec, held by this process; a fault already there (the
  * same text) gains this process as a holder. Nothing is added unless all
  * of spec parses. Returns how many faults spec has, or as parse_spec. */
@@ -376,8 +390,7 @@ static int add_spec(struct fault_table *t, const char *spec, char *err, size_t e
 			ret = -ENOSPC;
 		} else if (!same) {
 			*free_slot = parsed[i];
-			free_slot->used = true;
-			__atomic_add_fetch(&t->live, 1, __ATOMIC_RELEASE);
+			in_use(t, free_slot, true);
 			same = free_slot;
 		}
 		if (same)
@@ -435,10 +448,8 @@ void fault_forget_member(int slot)
 		struct fault *f = &t->f[i];
 
 		f->holders[slot / 64] &= ~(1ull << (slot % 64));
-		if (f->used && !held(f)) {
-			f->used = false;
-			__atomic_sub_fetch(&t->live, 1, __ATOMIC_RELEASE);
-		}
+		if (f->used && !held(f))
+			in_use(t, f, false);
 	}
 	fab_mutex_unlock(&t->lock);
 }
@@ -488,26 +499,40 @@ bool fault_any(void)
 	       __atomic_load_n(&table()->counting, __ATOMIC_ACQUIRE) != 0;
 }
 
+bool fault_at(const char *point)
+{
+	struct fault_table *t = table();
+	int i;
+
+	if (__atomic_load_n(&t->counting, __ATOMIC_ACQUIRE))
+		return true;
+	if (!__atomic_load_n(&t->live, __ATOMIC_ACQUIRE))
+		return false;
+	i = point_index(point);
+	return i < 0 || __atomic_load_n(&t->live_at[i], __ATOMIC_ACQUIRE) != 0;
+}
+
 bool fault_fire(const char *point, const struct fault_where *where, struct fault_action *out)
 {
 	struct fault_table *t = table();
 	struct fault_where here = { .port = -1, .qpn = -1 };
-	bool fire = false;
+	bool fire = false, counting = __atomic_load_n(&t->counting, __ATOMIC_ACQUIRE);
+	int i;
 
-	if (__atomic_load_n(&t->counting, __ATOMIC_ACQUIRE)) {
-		int i = point_index(point);
-
-		if (i >= 0)
-			__atomic_add_fetch(&t->reached[i], 1, __ATOMIC_RELAXED);
-	}
-	if (!__atomic_load_n(&t->live, __ATOMIC_ACQUIRE))
+	if (!counting && !__atomic_load_n(&t->live, __ATOMIC_ACQUIRE))
+		return false;
+	i = point_index(point);
+	if (counting && i >= 0)
+		__atomic_add_fetch(&t->reached[i], 1, __ATOMIC_RELAXED);
+	if (i >= 0 ? !__atomic_load_n(&t->live_at[i], __ATOMIC_ACQUIRE)
+		   : !__atomic_load_n(&t->live, __ATOMIC_ACQUIRE))
 		return false;
 	if (!where)
 		where = &here;
 	here.pid = where->pid ? where->pid : mock_pid();
 	fab_mutex_lock(&t->lock);
-	for (int i = 0; i < FAULTS_MAX && !fire; i++) {
-		struct fault *f = &t->f[i];
+	for (int k = 0; k < FAULTS_MAX && !fire; k++) {
+		struct fault *f = &t->f[k];
 		struct fault_where w = *where;
 
 		w.pid = here.pid;
@@ -595,11 +620,12 @@ MOCK_EXPORT int rdmamock_fault_clear(void)
 
 	fab_mutex_lock(&t->lock);
 	for (int i = 0; i < FAULTS_MAX; i++) {
-		n += t->f[i].used;
-		t->f[i].used = false;
+		if (t->f[i].used) {
+			n++;
+			in_use(t, &t->f[i], false);
+		}
 		memset(t->f[i].holders, 0, sizeof t->f[i].holders);
 	}
-	__atomic_store_n(&t->live, 0, __ATOMIC_RELEASE);
 	fab_mutex_unlock(&t->lock);
 	return n;
 }

@@ -116,9 +116,11 @@ struct fault_where {
 	int64_t qpn;
 	int pid;
 };
-/* Whether the fabric has any fault: cheap, for a path that would have to
- * work out its fault_where first. */
+/* Whether the fabric has any fault, or one at point (or counts the
+ * points reached): cheap, for a path that would have to work out its
+ * fault_where first. */
 bool fault_any(void);
+bool fault_at(const char *point);
 /* Whether a fault of the table fires at point, here; its action in out. */
 bool fault_fire(const char *point, const struct fault_where *where, struct fault_action *out);
 /* A member slot of the fabric was reaped: the faults it held let go. */

@@ -80,6 +80,10 @@ void fab_cond_init(pthread_cond_t *c);
 /* The verbs layer's lock (see ibverbs/verbs.h), kept with the arena so
  * that fork handling takes it in order: verbs lock, fabric lock, arena. */
 pthread_mutex_t *fab_verbs_lock(void);
+/* The members' activity counts (clock.c): this process's own counter,
+ * and the sum of every member's. */
+uint64_t *fab_member_activity(void);
+uint64_t fab_members_activity(void);
 /* A root pointer per drop-in library for its shared state, made on first
  * use (zeroed, `size` bytes) under the arena's lock, then given to init
  * (if not NULL) under that lock, once. */

@@ -59,7 +59,6 @@ void fab_clock_init(struct fab_clock *c)
 	const char *mode = getenv("RDMAMOCK_CLOCK");
 
 	c->offset_ns = 0;
-	c->activity = 0;
 	c->real = mode && !strcmp(mode, "real");
 	if (mode && *mode && !c->real && strcmp(mode, "auto"))
 		mock_log("RDMAMOCK_CLOCK=%s: not auto or real; the fabric's clock runs auto", mode);
@@ -77,15 +76,17 @@ void fab_clock_is_watcher(void)
 	watcher_thread = true;
 }
 
+/* Each member counts in a line of its own (arena.c); the watchers add
+ * them up. */
 void fab_clock_busy(void)
 {
 	if (!watcher_thread)
-		__atomic_add_fetch(&fab.clock.activity, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(fab_member_activity(), 1, __ATOMIC_RELAXED);
 }
 
 uint64_t fab_clock_activity(void)
 {
-	return __atomic_load_n(&fab.clock.activity, __ATOMIC_RELAXED);
+	return fab_members_activity();
 }
 
 /* A thread's state, from /proc/PID/task/TID/stat: the field after the

@@ -195,7 +195,7 @@ static bool id_fault(const char *point, const struct fab_id *id, const struct fa
 		.pid = fab_owner_pid(fab_owner_of(id)),
 	};
 
-	return fault_any() && fault_fire(point, &where, act);
+	return fault_at(point) && fault_fire(point, &where, act);
 }
 
 /* rdmamock/rdmacm/event/delay at a REP or a DREQ (the REQ's is req_fault's):
@@ -214,7 +214,8 @@ static bool msg_delayed(struct fab_id *id, enum fab_timer_kind arrives)
 	};
 	struct fault_action act;
 
-	if (!fault_any() || !fault_fire("rdmamock/rdmacm/event/delay", &where, &act))
+	if (!fault_at("rdmamock/rdmacm/event/delay") ||
+	    !fault_fire("rdmamock/rdmacm/event/delay", &where, &act))
 		return false;
 	fab_timer_add(id, act.has_ms ? act.ms : 1000, arrives, 0);
 	return true;

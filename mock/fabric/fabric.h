@@ -408,6 +408,16 @@ bool fab_clock_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 /* poll(2) with its timeout on the clock. */
 int fab_clock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
 
+/* A spinning wait's pause, kind to the other hyperthread. */
+static inline void fab_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 /* Live object counts, for the control API's EBUSY checks. */
 int fab_live_ids(void);
 

@@ -170,7 +170,6 @@ struct fab_mcast {
 /* The fabric's clock (clock.c), in its shared state. */
 struct fab_clock {
 	uint64_t offset_ns; /* added to CLOCK_MONOTONIC; only grows */
-	uint64_t activity;  /* counts lock takings by members (not watchers) */
 	bool real;          /* RDMAMOCK_CLOCK=real: never jumps */
 };
 

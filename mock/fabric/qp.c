@@ -204,7 +204,7 @@ static bool dropped(const struct fab_packet *pkt)
 	struct sockaddr_storage server;
 	struct fault_action act;
 
-	if (!fault_any())
+	if (!fault_at("rdmamock/ibverbs/drop"))
 		return false;
 	where.dev = topology_device_name_locked(pkt->src_dev);
 	if (fab_qp_server_locked(pkt->src_qpn, &server) ||

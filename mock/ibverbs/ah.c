@@ -70,6 +70,7 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	mah->magic = VERBS_AH_MAGIC;
 	mah->mpd = mpd;
 	mah->attr = *attr;
+	verbs_src_of(pd->context, attr->grh.sgid_index, &mah->src);
 	mah->ah.context = pd->context;
 	mah->ah.pd = pd;
 	mah->ah.handle = __atomic_add_fetch(&next_handle, 1, __ATOMIC_RELAXED);

@@ -45,6 +45,37 @@ struct mock_cq *verbs_cq_of(struct ibv_cq *cq, const char *call)
 
 
 
+/* Write a kept message where it goes (a copy in the process that polls,
+ * or process_vm_writev into another; a process gone meanwhile has nobody
+ * to read it). */
+static void deliver(struct mock_cqe *e)
+{
+	const char *data = e->later.data;
+
+	for (int i = 0; i < e->later.nseg; i++) {
+		fab_mem_write(e->later.seg[i].pid, e->later.seg[i].addr, data, e->later.seg[i].len);
+		data += e->later.seg[i].len;
+	}
+	e->later.nseg = 0;
+	fab_free(e->later_block);
+	e->later_block = NULL;
+}
+
+#define SPARE_MAX 64
+
+void verbs_cqe_release(struct mock_cq *cq, struct mock_cqe *e)
+{
+	if (!e)
+		return;
+	if (cq->nspare >= SPARE_MAX) {
+		fab_free(e);
+		return;
+	}
+	e->next = cq->spare;
+	cq->spare = e;
+	cq->nspare++;
+}
+
 MOCK_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct mock_channel *mch;
@@ -218,7 +249,7 @@ static void drop_events(struct mock_channel *mch, struct mock_cq *cq)
 	mch->tail = NULL;
 	while ((ev = *pos)) {
 		if (ev->cq == cq) {
-			*pos = ev->next;
+			__atomic_store_n(pos, ev->next, __ATOMIC_RELAXED); /* may be the head */
 			fab_free(ev);
 		} else {
 			mch->tail = ev;
@@ -248,10 +279,18 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	verbs_async_forget(cq->context, cq);
 	fab_free(mcq->current);
 	mcq->current = NULL;
+	mcq->current = NULL;
 	while (mcq->head) {
 		struct mock_cqe *e = mcq->head;
 
-		mcq->head = e->next;
+		__atomic_store_n(&mcq->head, e->next, __ATOMIC_RELAXED);
+		deliver(e);
+		fab_free(e);
+	}
+	while (mcq->spare) {
+		struct mock_cqe *e = mcq->spare;
+
+		mcq->spare = e->next;
 		fab_free(e);
 	}
 	mcq->magic = 0;
@@ -296,11 +335,47 @@ MOCK_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return err;
 }
 
+/* A blocking wait for an event first spins, up to SPIN_NS: an event that
+ * comes meanwhile (the other end of a ping-pong answering) is taken with
+ * no sleep and no wakeup, and its doorbell never rung (verbs_cq_add sees
+ * the spinner). The spinner leaves before it sleeps and looks once more,
+ * and the one who queues an event looks for it after queueing: one of
+ * them sees the other (both sequentially consistent). */
+#define SPIN_NS 50000
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool spin_for_event(struct mock_channel *mch)
+{
+	uint64_t until = 0;
+	bool got = false;
+
+	__atomic_add_fetch(&mch->spinning, 1, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; !got; i++) {
+		got = __atomic_load_n(&mch->head, __ATOMIC_SEQ_CST) != NULL;
+		if (got || (i & 63) != 63)
+			fab_cpu_relax();
+		else if (!until)
+			until = mono_ns() + SPIN_NS;
+		else if (mono_ns() > until)
+			break;
+	}
+	__atomic_sub_fetch(&mch->spinning, 1, __ATOMIC_SEQ_CST);
+	return got || __atomic_load_n(&mch->head, __ATOMIC_SEQ_CST) != NULL;
+}
+
 MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 				 void **cq_context)
 {
 	struct mock_channel *mch = channel_of(channel, "ibv_get_cq_event");
 	struct cq_event *ev;
+	int flags;
 
 	FAULT_MINUS1(LIB, "ibv_get_cq_event");
 	MOCK_REQUIRE(cq && cq_context, "ibv_get_cq_event",
@@ -309,7 +384,7 @@ MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		verbs_lock_take();
 		ev = mch->head;
 		if (ev) {
-			mch->head = ev->next;
+			__atomic_store_n(&mch->head, ev->next, __ATOMIC_RELAXED);
 			if (!mch->head) {
 				mch->tail = NULL;
 				fab_bell_clear(&mch->bell);
@@ -322,7 +397,11 @@ MOCK_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 			return 0;
 		}
 		verbs_lock_give();
-		if (mock_wait_readable(channel->fd))
+		/* A channel made O_NONBLOCK answers at once. */
+		flags = fcntl(channel->fd, F_GETFL);
+		if (flags >= 0 && (flags & O_NONBLOCK))
+			return mock_errno(EAGAIN);
+		if (!spin_for_event(mch) && mock_wait_readable(channel->fd))
 			return -1;
 	}
 }
@@ -356,10 +435,13 @@ struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
 
 	if (!e)
 		return NULL;
-	mcq->head = e->next;
+	__atomic_store_n(&mcq->head, e->next, __ATOMIC_RELAXED);
 	if (!mcq->head)
 		mcq->tail = NULL;
 	mcq->count--;
+	/* A receive's message, kept for the poller, is in place before the
+	 * program sees its completion. */
+	deliver(e);
 	/* Polling a send completion frees its send-queue slots. */
 	if (e->is_send && e->sq_mark > e->qp->sq_freed)
 		e->qp->sq_freed = e->sq_mark;
@@ -375,11 +457,16 @@ int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	FAULT_MINUS1(LIB, "ibv_poll_cq");
 	MOCK_REQUIRE(wc || num_entries <= 0, "ibv_poll_cq",
 		     "wc is NULL (upstream writes the completions there)");
-	/* Polling an empty CQ is waiting, not activity (fab_clock_busy). */
+	/* An empty CQ is answered without the lock, as hardware's is by a
+	 * look at the next CQE's owner bit: a program that polls reads one
+	 * cache line, and the process completing its work never waits for
+	 * it (nor is the poll activity: fab_clock_busy). */
+	if (verbs_cq_empty(mcq))
+		return 0;
 	verbs_lock_take_quiet();
 	while (n < num_entries && (e = verbs_cq_pop(mcq))) {
 		wc[n++] = e->wc;
-		fab_free(e);
+		verbs_cqe_release(mcq, e);
 	}
 	if (n)
 		fab_clock_busy();
@@ -396,7 +483,7 @@ static bool cq_fault(const struct mock_qp *qp)
 	struct fab_device_info dev;
 	struct fault_action act;
 
-	if (!fault_any())
+	if (!fault_at("rdmamock/ibverbs/cq_err"))
 		return false;
 	if (qp && !fab_device_by_serial(qp->dev_serial, &dev))
 		where.dev = dev.name;
@@ -405,8 +492,33 @@ static bool cq_fault(const struct mock_qp *qp)
 	return fault_fire("rdmamock/ibverbs/cq_err", &where, &act);
 }
 
+/* Keep the message with its completion; false when there is no room for
+ * it (then it is written at once). */
+static bool keep(struct mock_cqe *e, const struct verbs_later *later, int owner)
+{
+	char *to = e->later_inline;
+
+	if (later->len > sizeof e->later_inline) {
+		if (!(e->later_block = fab_alloc_owned(owner, (size_t)later->len)))
+			return false;
+		to = e->later_block;
+	}
+	memcpy(to, later->data, (size_t)later->len);
+	e->later = *later;
+	e->later.data = to;
+	return true;
+}
+
+/* A message that could not be kept is written at once. */
+static void deliver_now(const struct verbs_later *later)
+{
+	struct mock_cqe e = { .later = *later };
+
+	deliver(&e);
+}
+
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
-		  bool is_send, uint64_t sq_mark, bool solicited)
+		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later)
 {
 	struct mock_channel *mch = (struct mock_channel *)cq->cq.channel;
 	struct mock_cqe *e;
@@ -417,6 +529,9 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	 * rxe_cq_post does; the QP that completed goes on. The fault
 	 * rdmamock/ibverbs/cq_err makes a CQ overrun that has room. */
 	if (cq->count >= cq->cq.cqe || cq_fault(qp)) {
+		/* The message was written all the same. */
+		if (later)
+			deliver_now(later);
 		if (!cq->overrun_said)
 			mock_log("CQ %p overrun (%d entries): completions are lost", (void *)&cq->cq,
 				 cq->cq.cqe);
@@ -424,11 +539,18 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 		verbs_async_cq(cq, IBV_EVENT_CQ_ERR);
 		return;
 	}
-	e = fab_alloc_owned(fab_owner_of(cq), sizeof *e);
-	if (!e) {
+	if ((e = cq->spare)) {
+		cq->spare = e->next;
+		cq->nspare--;
+		memset(e, 0, offsetof(struct mock_cqe, later_inline));
+	} else if (!(e = fab_alloc_owned(fab_owner_of(cq), sizeof *e))) {
 		mock_log("out of memory: a completion for QP %u lost", wc->qp_num);
+		if (later)
+			deliver_now(later);
 		return;
 	}
+	if (later && !keep(e, later, fab_owner_of(cq)))
+		deliver_now(later);
 	e->wc = *wc;
 	e->qp = qp;
 	e->is_send = is_send;
@@ -437,7 +559,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	if (cq->tail)
 		cq->tail->next = e;
 	else
-		cq->head = e;
+		__atomic_store_n(&cq->head, e, __ATOMIC_RELEASE); /* a poller looks without the lock */
 	cq->tail = e;
 	cq->count++;
 
@@ -457,9 +579,11 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	if (mch->tail)
 		mch->tail->next = ev;
 	else
-		mch->head = ev;
+		__atomic_store_n(&mch->head, ev, __ATOMIC_SEQ_CST);
 	mch->tail = ev;
-	fab_bell_ring(&mch->bell);
+	/* A reader spinning in ibv_get_cq_event takes it without the bell. */
+	if (!__atomic_load_n(&mch->spinning, __ATOMIC_SEQ_CST))
+		fab_bell_ring(&mch->bell);
 }
 
 void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
@@ -469,9 +593,10 @@ void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
 	cq->tail = NULL;
 	while ((e = *pos)) {
 		if (e->qp == qp) {
-			*pos = e->next;
+			__atomic_store_n(pos, e->next, __ATOMIC_RELAXED); /* may be the head */
 			cq->count--;
-			fab_free(e);
+			deliver(e);
+			verbs_cqe_release(cq, e);
 		} else {
 			cq->tail = e;
 			pos = &e->next;

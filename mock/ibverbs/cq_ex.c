@@ -33,7 +33,7 @@ static int take(struct mock_cq *mcq)
 {
 	struct mock_cqe *e;
 
-	fab_free(mcq->current);
+	verbs_cqe_release(mcq, mcq->current);
 	mcq->current = e = verbs_cq_pop(mcq);
 	if (!e)
 		return ENOENT;
@@ -51,7 +51,9 @@ static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	MOCK_REQUIRE(attr, "ibv_start_poll", "attr is NULL (upstream reads its comp_mask)");
 	if (attr->comp_mask)
 		return EINVAL;
-	/* As ibv_poll_cq: an empty CQ is waiting, not activity. */
+	/* As ibv_poll_cq: an empty CQ is answered without the lock. */
+	if (verbs_cq_empty(mcq))
+		return ENOENT;
 	verbs_lock_take_quiet();
 	err = take(mcq);
 	if (!err)
@@ -78,7 +80,7 @@ static void end_poll(struct ibv_cq_ex *cq)
 	struct mock_cq *mcq = cq_ex_of(cq, "ibv_end_poll");
 
 	verbs_lock_take();
-	fab_free(mcq->current);
+	verbs_cqe_release(mcq, mcq->current);
 	mcq->current = NULL;
 	verbs_lock_give();
 }

@@ -378,6 +378,13 @@ int verbs_gid(struct mock_context *mc, uint32_t port, uint32_t index, union ibv_
 	return err == -ENODATA ? ENODATA : -err;
 }
 
+void verbs_src_of(struct ibv_context *ctx, uint8_t sgid_index, struct verbs_src *src)
+{
+	struct mock_context *mc = verbs_context_of(ctx, "ibv_post_send");
+
+	src->ok = verbs_gid(mc, 1, sgid_index, &src->gid, &src->type) == 0;
+}
+
 /* An empty entry below gid_tbl_len reads as a zero GID, as upstream keeps
  * the old API's behaviour; past it, -1 and EINVAL. */
 MOCK_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,

@@ -42,9 +42,22 @@ int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t 
 		return ENOMEM;
 	MOCK_REQUIRE(wr->sg_list || !wr->num_sge, call,
 		     "sg_list is NULL with num_sge %d (upstream reads it)", wr->num_sge);
-	w = fab_alloc(sizeof *w + (size_t)wr->num_sge * sizeof w->sge[0]);
-	if (!w)
-		return ENOMEM;
+	/* A receive that was used, if it has room (each has the queue's
+	 * max_sge when it can be told), else a new one. */
+	if ((w = rq->spare) && w->cap_sge >= wr->num_sge) {
+		rq->spare = w->next;
+		rq->nspare--;
+	} else {
+		int cap = wr->num_sge > (int)max_sge ? wr->num_sge : (int)max_sge;
+
+		if (cap > 32)
+			cap = wr->num_sge;
+		w = fab_alloc(sizeof *w + (size_t)cap * sizeof w->sge[0]);
+		if (!w)
+			return ENOMEM;
+		w->cap_sge = cap;
+	}
+	w->rq = rq;
 	w->next = NULL;
 	w->wr_id = wr->wr_id;
 	w->num_sge = wr->num_sge;
@@ -72,12 +85,32 @@ struct recv_wqe *verbs_rq_take(struct recv_queue *rq)
 	return w;
 }
 
+#define SPARE_MAX 64
+
+void verbs_rq_recycle(struct recv_wqe *w)
+{
+	struct recv_queue *rq = w->rq;
+
+	if (!rq || rq->nspare >= SPARE_MAX) {
+		fab_free(w);
+		return;
+	}
+	w->next = rq->spare;
+	rq->spare = w;
+	rq->nspare++;
+}
+
 void verbs_rq_drop(struct recv_queue *rq)
 {
 	struct recv_wqe *w;
 
 	while ((w = verbs_rq_take(rq)))
 		fab_free(w);
+	while ((w = rq->spare)) {
+		rq->spare = w->next;
+		fab_free(w);
+	}
+	rq->nspare = 0;
 }
 
 static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
@@ -253,18 +286,57 @@ enum ibv_wc_status verbs_scatter(struct mock_pd *mpd, const struct ibv_sge *sge,
 	return IBV_WC_SUCCESS;
 }
 
+enum ibv_wc_status verbs_scatter_later(struct mock_pd *mpd, const struct ibv_sge *sge, int num_sge,
+				       const char *data, uint64_t len, struct verbs_later *later)
+{
+	uint64_t room = 0, left = len;
+	pid_t self = mock_pid();
+	bool elsewhere = true;
+
+	memset(later, 0, sizeof *later);
+	for (int i = 0; i < num_sge; i++)
+		room += sge[i].length;
+	if (room < len)
+		return IBV_WC_LOC_LEN_ERR;
+	for (int i = 0; i < num_sge && left; i++) {
+		uint64_t n = sge[i].length < left ? sge[i].length : left;
+		struct verbs_mem at;
+
+		if (!n)
+			continue;
+		if (!verbs_mr_map(mpd, sge[i].lkey, sge[i].addr, n, IBV_ACCESS_LOCAL_WRITE, &at))
+			return IBV_WC_LOC_PROT_ERR;
+		if (later->nseg == VERBS_LATER_SEGS || at.pid == self) {
+			elsewhere = false;
+		} else {
+			later->seg[later->nseg].pid = at.pid;
+			later->seg[later->nseg].addr = at.addr;
+			later->seg[later->nseg++].len = (uint32_t)n;
+		}
+		left -= n;
+	}
+	if (len && elsewhere && len <= VERBS_LATER_MAX) {
+		later->len = len;
+		later->data = data;
+		return IBV_WC_SUCCESS;
+	}
+	later->nseg = 0;
+	return verbs_scatter(mpd, sge, num_sge, data, len);
+}
+
 /* The packet's addresses: the path of a connected QP, or the AH of a UD
  * request; the source GID is the port's entry the path names. */
 static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fab_packet *pkt)
 {
 	const struct ibv_ah_attr *path = &mqp->attr.ah_attr;
-	struct mock_context *mc = verbs_context_of(mqp->qp.context, "ibv_post_send");
+	const struct verbs_src *src = &mqp->path_src;
 
 	pkt->dst_qpn = mqp->attr.dest_qp_num;
 	if (mqp->qp.qp_type == IBV_QPT_UD) {
 		struct mock_ah *mah = verbs_ah_of(wr->wr.ud.ah, "ibv_post_send");
 
 		path = &mah->attr;
+		src = &mah->src;
 		pkt->dst_qpn = wr->wr.ud.remote_qpn & 0xffffff;
 		/* A qkey with the high bit set means the QP's own (IBA 10.2.5):
 		 * mlx5 does so; rxe sends the value as given (measured on 6.1
@@ -280,7 +352,9 @@ static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fa
 	pkt->traffic_class = path->grh.traffic_class;
 	pkt->flow_label = path->grh.flow_label;
 	pkt->sl = path->sl;
-	return verbs_gid(mc, 1, path->grh.sgid_index, &pkt->sgid, &pkt->gid_type) == 0;
+	pkt->sgid = src->gid;
+	pkt->gid_type = src->type;
+	return src->ok;
 }
 
 /* The requester's completion by the answer. Only RC and XRC hear one:
@@ -343,7 +417,9 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 	 * never arrives, and the sender is not told (measured on rxe). */
 	if (mqp->qp.qp_type == IBV_QPT_UD && len > UD_MTU)
 		return IBV_WC_SUCCESS;
-	pkt.ip_id = fab_device_next_ip_id(mqp->dev_serial);
+	/* Only a UD receive shows the IPv4 header (in its GRH). */
+	if (mqp->qp.qp_type == IBV_QPT_UD)
+		pkt.ip_id = fab_device_next_ip_id(mqp->dev_serial);
 	if (pkt.op == FAB_OP_WRITE || pkt.op == FAB_OP_READ) {
 		pkt.raddr = wr->wr.rdma.remote_addr;
 		pkt.rkey = wr->wr.rdma.rkey;
@@ -402,7 +478,7 @@ static void complete_send(struct mock_qp *mqp, const struct ibv_send_wr *wr,
 	if (status == IBV_WC_SUCCESS &&
 	    (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM))
 		wc.wc_flags = IBV_WC_WITH_IMM;
-	verbs_cq_add(mqp->scq, &wc, mqp, true, sq_mark, false);
+	verbs_cq_add(mqp->scq, &wc, mqp, true, sq_mark, false, NULL);
 }
 
 /* ---------------------------------------------------------------- retries
@@ -565,7 +641,7 @@ static bool wc_fault(struct mock_qp *mqp, enum ibv_wc_status *status)
 {
 	struct fault_action act;
 
-	if (!fault_any() || !qp_fault(mqp, "rdmamock/ibverbs/wc", &act))
+	if (!fault_at("rdmamock/ibverbs/wc") || !qp_fault(mqp, "rdmamock/ibverbs/wc", &act))
 		return false;
 	*status = act.has_value ? (enum ibv_wc_status)act.value : IBV_WC_GENERAL_ERR;
 	return true;
@@ -578,7 +654,7 @@ static bool fatal_fault(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 {
 	struct fault_action act;
 
-	if (!fault_any() || !qp_fault(mqp, "rdmamock/ibverbs/qp_fatal", &act))
+	if (!fault_at("rdmamock/ibverbs/qp_fatal") || !qp_fault(mqp, "rdmamock/ibverbs/qp_fatal", &act))
 		return false;
 	verbs_qp_error(mqp, IBV_QPS_ERR);
 	complete_send(mqp, wr, IBV_WC_WR_FLUSH_ERR, 0, mark);
@@ -593,7 +669,7 @@ static bool delay_fault(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 {
 	struct fault_action act;
 
-	if (!fault_any() || !qp_fault(mqp, "rdmamock/ibverbs/delay", &act))
+	if (!fault_at("rdmamock/ibverbs/delay") || !qp_fault(mqp, "rdmamock/ibverbs/delay", &act))
 		return false;
 	stall_append(mqp, wr, mark);
 	mqp->tries_left = -1;
@@ -732,7 +808,8 @@ static void device_faults(const struct mock_qp *mqp)
 	struct fab_device_info dev;
 	struct fault_action act;
 
-	if (!fault_any() || fab_device_by_serial(mqp->dev_serial, &dev))
+	if ((!fault_at("rdmamock/ibverbs/port_down") && !fault_at("rdmamock/ibverbs/device_fatal")) ||
+	    fab_device_by_serial(mqp->dev_serial, &dev))
 		return;
 	if (qp_fault(mqp, "rdmamock/ibverbs/port_down", &act))
 		mock_port_down(dev.name, &act);

@@ -518,8 +518,8 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 			.qp_num = mqp->qp.qp_num,
 		};
 
-		fab_free(w);
-		verbs_cq_add(mqp->rcq, &wc, mqp, false, 0, false);
+		verbs_rq_recycle(w);
+		verbs_cq_add(mqp->rcq, &wc, mqp, false, 0, false, NULL);
 	}
 }
 
@@ -686,8 +686,10 @@ static void take_attrs(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int 
 	TAKE(IBV_QP_PATH_MIG_STATE, path_mig_state);
 	TAKE(IBV_QP_EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
 #undef TAKE
-	if (mask & IBV_QP_AV)
+	if (mask & IBV_QP_AV) {
 		held->port_num = attr->ah_attr.port_num;
+		verbs_src_of(mqp->qp.context, attr->ah_attr.grh.sgid_index, &mqp->path_src);
+	}
 	/* The kernel keeps PSNs to 24 bits. */
 	held->rq_psn &= 0xffffff;
 	held->sq_psn &= 0xffffff;
@@ -708,6 +710,7 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int a
 		if (next == IBV_QPS_RESET) {
 			reset_queues(mqp);
 			memset(&mqp->attr, 0, sizeof mqp->attr);
+			mqp->path_src.ok = false;
 		} else {
 			take_attrs(mqp, attr, mask);
 			if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR)

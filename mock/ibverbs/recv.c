@@ -157,11 +157,17 @@ static uint8_t roce_packet_type(const struct fab_packet *pkt)
 	return 0x8 | (memcmp(pkt->dgid.raw, v4mapped, sizeof v4mapped) ? 1 : 2);
 }
 
+/* The CQ a QP's receives complete on: an XRC target's SRQ's. */
+static struct mock_cq *recv_cq(struct mock_qp *mqp, struct mock_srq *msrq)
+{
+	return mqp->qp.qp_type == IBV_QPT_XRC_RECV ? msrq->cq : mqp->rcq;
+}
+
 static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct recv_wqe *w,
 			  enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint64_t len,
-			  const struct fab_packet *pkt)
+			  const struct fab_packet *pkt, const struct verbs_later *later)
 {
-	struct mock_cq *cq = mqp->qp.qp_type == IBV_QPT_XRC_RECV ? msrq->cq : mqp->rcq;
+	struct mock_cq *cq = recv_cq(mqp, msrq);
 	struct ibv_wc wc = {
 		.wr_id = w->wr_id,
 		.status = status,
@@ -185,8 +191,8 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		wc.src_qp = 0;
 	if (!generic)
 		wc.sl = roce_packet_type(pkt);
-	fab_free(w);
-	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited);
+	verbs_rq_recycle(w);
+	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited, later);
 }
 
 /* A responder error moves the QP to ERR, and NAKs where there are
@@ -213,9 +219,11 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 	/* A receive's lkeys are of its queue's PD: an SRQ's own (an XRC
 	 * target QP has no PD at all). */
 	struct mock_pd *mpd = msrq ? msrq->mpd : mqp->mpd;
+	struct verbs_later later = { 0 };
 	enum ibv_wc_status status;
 	struct recv_wqe *w;
 	uint64_t len = pkt->len;
+	char *msg = NULL;
 
 	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV && !msrq) {
 		resp->ack = FAB_NAK_INV_REQ;
@@ -227,10 +235,12 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 			nak_rnr(mqp, resp);
 		return;
 	}
+	/* A message for another process waits with its completion, which
+	 * that process polls (verbs_scatter_later). */
 	if (mqp->qp.qp_type == IBV_QPT_UD) {
 		uint8_t buf[GRH_BYTES];
-		char *msg = malloc(GRH_BYTES + len);
 
+		msg = malloc(GRH_BYTES + len);
 		if (!msg) {
 			mock_log("out of memory: a %llu-byte UD message to QP %u lost",
 				 (unsigned long long)len, mqp->qp.qp_num);
@@ -241,21 +251,23 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 		memcpy(msg, buf, GRH_BYTES);
 		memcpy(msg + GRH_BYTES, pkt->payload, len);
 		len += GRH_BYTES;
-		status = verbs_scatter(mpd, w->sge, w->num_sge, msg, len);
-		free(msg);
+		status = verbs_scatter_later(mpd, w->sge, w->num_sge, msg, len, &later);
 		/* A UD message longer than the receive: rxe on Linux 6.1 reports
 		 * a local QP operation error (7.2 drops it); mlx5 a length error. */
 		if (status == IBV_WC_LOC_LEN_ERR && mqp->personality != RDMAMOCK_MLX5)
 			status = IBV_WC_LOC_QP_OP_ERR;
 	} else {
-		status = verbs_scatter(mpd, w->sge, w->num_sge, pkt->payload, len);
+		status = verbs_scatter_later(mpd, w->sge, w->num_sge, pkt->payload, len, &later);
 	}
 	if (generic_len_err(mqp, status)) {
-		complete_recv(mqp, msrq, w, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RECV, len, pkt);
+		complete_recv(mqp, msrq, w, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RECV, len, pkt, NULL);
 		responder_error(mqp, resp, FAB_NAK_OP);
+		free(msg);
 		return;
 	}
-	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt);
+	/* The completion copies the message it keeps: msg may go. */
+	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt, later.nseg ? &later : NULL);
+	free(msg);
 	if (status == IBV_WC_LOC_LEN_ERR || status == IBV_WC_LOC_QP_OP_ERR)
 		responder_error(mqp, resp, FAB_NAK_INV_REQ);
 	else if (status != IBV_WC_SUCCESS)
@@ -310,7 +322,7 @@ static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,
 		return;
 	}
 	if (w)
-		complete_recv(mqp, msrq, w, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, pkt->len, pkt);
+		complete_recv(mqp, msrq, w, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, pkt->len, pkt, NULL);
 	resp->ack = FAB_ACK;
 }
 

@@ -121,9 +121,26 @@ struct mock_channel {
 	unsigned magic;
 	struct cq_event *head, *tail; /* one per fired CQ, not yet read */
 	struct fab_bell bell;         /* ch.fd: lit while events wait */
+	int spinning;                 /* readers in ibv_get_cq_event's spin (cq.c) */
 };
 
 struct mock_qp;
+
+/* A receive's message for another process's memory, kept with its
+ * completion (verbs_scatter_later): where it goes, and the message. */
+#define VERBS_LATER_MAX 8192
+#define VERBS_LATER_SEGS 4
+#define VERBS_CQE_INLINE 256 /* a message this short rides in the completion */
+struct verbs_later {
+	int nseg;
+	struct {
+		pid_t pid;
+		uint64_t addr;
+		uint32_t len;
+	} seg[VERBS_LATER_SEGS];
+	uint64_t len;
+	const char *data;
+};
 
 /* A completion and what polling it frees: a send completion gives back
  * the send-queue slots up to and including its WR. */
@@ -131,6 +148,9 @@ struct mock_cqe {
 	struct mock_cqe *next;
 	struct ibv_wc wc;
 	struct mock_qp *qp;
+	struct verbs_later later;      /* a receive's message, written when polled */
+	char *later_block;             /* its bytes when longer than later_inline */
+	char later_inline[VERBS_CQE_INLINE];
 	bool is_send;
 	uint64_t sq_mark;   /* send WRs posted on qp up to this one */
 	uint64_t timestamp; /* the device clock, in cycles of hca_core_clock */
@@ -145,6 +165,8 @@ struct mock_cq {
 	int users;                     /* QPs and SRQs on it: ibv_destroy_cq is EBUSY */
 	struct mock_cqe *head, *tail;  /* completions not yet polled */
 	int count;
+	struct mock_cqe *spare;        /* polled ones, for the next (no allocation) */
+	int nspare;
 	bool armed, solicited_only;
 	bool overrun_said;
 	uint32_t events_reported;      /* read by ibv_get_cq_event */
@@ -156,16 +178,21 @@ struct mock_cq {
 	struct mock_cqe *current;
 };
 
+struct recv_queue;
+
 struct recv_wqe {
 	struct recv_wqe *next;
+	struct recv_queue *rq; /* whose it is: it goes back there when used */
 	uint64_t wr_id;
-	int num_sge;
+	int num_sge, cap_sge;
 	struct ibv_sge sge[];
 };
 
 struct recv_queue {
 	struct recv_wqe *head, *tail;
 	uint32_t count;
+	struct recv_wqe *spare; /* used ones, for the next post (no allocation) */
+	uint32_t nspare;
 };
 
 struct mock_xrcd {
@@ -189,11 +216,22 @@ struct mock_srq {
 	struct mock_srq *next;      /* every live SRQ, for XRC lookups */
 };
 
+/* The source GID a path names (its sgid_index's entry), looked up once
+ * when the path is given (ibv_modify_qp's AV, ibv_create_ah), not at
+ * every send: the table of a device only grows. */
+struct verbs_src {
+	bool ok;
+	union ibv_gid gid;
+	enum ibv_gid_type type;
+};
+void verbs_src_of(struct ibv_context *ctx, uint8_t sgid_index, struct verbs_src *src);
+
 struct mock_ah {
 	struct ibv_ah ah;
 	unsigned magic;
 	struct mock_pd *mpd;
 	struct ibv_ah_attr attr;
+	struct verbs_src src;
 };
 
 struct send_batch; /* ibv_wr_start ... ibv_wr_complete (wr.c) */
@@ -228,6 +266,7 @@ struct mock_qp {
 	uint32_t stall_gen;
 	int tries_left;                  /* retries left for the head; -1: no end */
 	enum ibv_wc_status stall_status; /* what it fails with: RETRY_EXC_ERR or RNR_... */
+	struct verbs_src path_src;       /* attr.ah_attr's source GID */
 };
 
 /* Checked conversions: abort naming the call on NULL or garbage, as the
@@ -250,9 +289,20 @@ struct verbs_mem {
 bool verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,
 		  unsigned access, struct verbs_mem *at);
 
-/* The device writes a completion to cq; an armed CQ then fires its channel. */
+/* The device writes a completion to cq; an armed CQ then fires its
+ * channel. A receive's message still to be written (later, or NULL) goes
+ * with it, copied. */
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
-		  bool is_send, uint64_t sq_mark, bool solicited);
+		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later);
+/* A completion polled: kept for the CQ's next, or freed. */
+void verbs_cqe_release(struct mock_cq *cq, struct mock_cqe *e);
+/* Whether the CQ holds no completion, without the lock: what a poll of
+ * an empty CQ answers at once (head is written atomically, under the
+ * lock, by whoever adds or takes one). */
+static inline bool verbs_cq_empty(const struct mock_cq *mcq)
+{
+	return !__atomic_load_n(&mcq->head, __ATOMIC_ACQUIRE);
+}
 /* The oldest completion, taken off the CQ (its send-queue slots freed);
  * NULL when the CQ is empty. */
 struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq);
@@ -270,6 +320,20 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp);
  * LOC_LEN_ERR if the buffers hold less, LOC_PROT_ERR on a bad key. */
 enum ibv_wc_status verbs_scatter(struct mock_pd *mpd, const struct ibv_sge *sge, int num_sge,
 				 const char *data, uint64_t len);
+
+/* verbs_scatter for a receive: a message for another process's memory,
+ * up to VERBS_LATER_MAX bytes, is not written there at once (a system
+ * call, process_vm_writev) but described in *later (nseg 0: written
+ * already), for its completion to keep; the process that polls the
+ * completion writes it, which is most often the receiver itself, and
+ * then a copy. The program sees the message in place when it sees the
+ * completion, as with hardware; only a program that reads a receive
+ * buffer before its completion could tell. Keys and lengths are checked
+ * now. */
+enum ibv_wc_status verbs_scatter_later(struct mock_pd *mpd, const struct ibv_sge *sge, int num_sge,
+				       const char *data, uint64_t len, struct verbs_later *later);
+/* A used receive: kept for its queue's next post, or freed. */
+void verbs_rq_recycle(struct recv_wqe *w);
 
 /* Set by a copy into or out of a process that has just died (ESRCH): the
  * packet being received had nobody to answer it. */

@@ -153,7 +153,8 @@ static bool conn_resp_fault(struct cm_id *cid, int *err)
 	};
 	struct fault_action act;
 
-	if (!fault_any() || !fault_fire("rdmamock/rdmacm/event/connect_error", &where, &act))
+	if (!fault_at("rdmamock/rdmacm/event/connect_error") ||
+	    !fault_fire("rdmamock/rdmacm/event/connect_error", &where, &act))
 		return false;
 	*err = act.has_value && act.value > 0 ? act.value : EINVAL;
 	return true;
