@@ -32,6 +32,7 @@ done | awk -F '\t' -v names="${names[*]}" '
 		if (r == "pass" && why[c, f] ~ /^fails as on the device/) return "pass (fails as rxe)"
 		if (r == "pass" && why[c, f] ~ /^reports the fault/) return "pass (reports the fault)"
 		if (r == "pass") return "pass"
+		if (r == "skip") return "skip: " why[c, f]
 		return "**FAIL**: " why[c, f]
 	}
 	END {
@@ -50,6 +51,7 @@ done | awk -F '\t' -v names="${names[*]}" '
 			print ""
 			for (f = 2; f <= n; f++)
 				if (col[f] ~ /^rxe/ && res[c, f] != "" && res[c, 1] != "" &&
+				    res[c, f] != "skip" && res[c, 1] != "skip" &&
 				    (res[c, f] == "pass") != (res[c, 1] == "pass"))
 					diff[++ndiff] = sprintf("- %s: %s %s, %s %s", c, col[1], res[c, 1], col[f], res[c, f])
 		}

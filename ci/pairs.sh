@@ -9,18 +9,21 @@
 # a failed run lost a known race of the program's own (run again, up to 4
 # runs, saying RACE_NOTE); by default none.
 RACE=${RACE:-false}
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 
 # last LINES FILE: the file's last lines, indented, for a failure report.
 last() {
 	tail -n "$1" "$2" 2>/dev/null | awk '{ print "        " $0 }'
 }
 
-verdict() { # NAME pass|FAIL REASON
+verdict() { # NAME pass|FAIL|skip REASON
 	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"
 	if [ "$2" = pass ]; then
 		passed=$((passed + 1))
 		echo "pass    $1${3:+: $3}"
+	elif [ "$2" = skip ]; then
+		skipped=$((skipped + 1))
+		echo "skip    $1: $3"
 	else
 		failed=$((failed + 1))
 		echo "FAIL    $1: $3"
