@@ -440,3 +440,40 @@ void rdmamock_ledger__off_by_default(void **state)
 	if (strstr(end.stderr_text, "rdmamock:"))
 		fail_msg("the mock spoke with its ledger off: %s", end.stderr_text);
 }
+
+/* A device's fatal error, then every destroy asked for and refused (EIO
+ * without RDMAV_ALLOW_DISASSOC_DESTROY, EBUSY for the completion channel
+ * its kept CQ holds): what the library keeps is not the program's leak. */
+static void destroys_refused_by_a_dead_device(void *unused)
+{
+	int (*fatal)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_device_fatal");
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq2;
+	struct verbs_kit k;
+
+	unsetenv("RDMAV_ALLOW_DISASSOC_DESTROY");
+	verbs_kit(&k);
+	must((ch = ibv_create_comp_channel(k.ctx)) && (cq2 = ibv_create_cq(k.ctx, 4, NULL, ch, 0)),
+	     "ibv_create_cq on a completion channel");
+	must(!fatal(ibv_get_device_name(k.ctx->device)), "rdmamock_device_fatal");
+	must(ibv_dereg_mr(k.mr) == EIO && ibv_destroy_qp(k.qp) == EIO && ibv_destroy_cq(k.cq) == EIO &&
+	     ibv_destroy_cq(cq2) == EIO && ibv_dealloc_pd(k.pd) == EIO, "the destroys' EIO");
+	must(ibv_destroy_comp_channel(ch) == EBUSY, "ibv_destroy_comp_channel's EBUSY");
+	exit(0);
+}
+
+void rdmamock_ledger__kept_by_dead_device(void **state)
+{
+	struct rc_crash end;
+
+	rc_require_mock("the ledger is the mock's");
+	fx_require_backend();
+	fx_topology_call("rdmamock_device_fatal"); /* skips on a shared fabric, in this process */
+	rc_run_child(destroys_refused_by_a_dead_device, NULL, &end);
+	print_message("child's stderr: %s", end.stderr_text);
+	if (end.signal || end.exit_code)
+		fail_msg("the child ended with signal %d, exit code %d; stderr: %s", end.signal,
+			 end.exit_code, end.stderr_text);
+	if (strstr(end.stderr_text, "never destroyed"))
+		fail_msg("the ledger counted the kept objects as leaks: %s", end.stderr_text);
+}

@@ -37,7 +37,7 @@ struct entry {
 	enum ledger_kind kind;
 	pid_t pid;        /* who created it: a forked child does not own it */
 	bool internal;    /* the library's own, released with it, not a leak */
-	bool kept;        /* its destroy failed by an injected fault */
+	bool kept;        /* its destroy failed: an injected fault, a dead device */
 	const char *call; /* a string literal of the library that made it */
 	unsigned long seq; /* creation order */
 	char note[48];    /* an identity for the report: "qp_num 0x11" */
@@ -252,19 +252,23 @@ void ledger_destroying(enum ledger_kind kind, const void *ptr)
 	destroying.kind = kind;
 }
 
-void ledger_fault_checked(bool fired)
+void ledger_kept(enum ledger_kind kind, const void *ptr)
 {
 	struct entry **pos;
 
+	pthread_mutex_lock(&lock);
+	pos = find_locked(kind, ptr);
+	if (pos)
+		(*pos)->kept = true;
+	pthread_mutex_unlock(&lock);
+}
+
+void ledger_fault_checked(bool fired)
+{
 	if (!destroying.ptr)
 		return;
-	if (fired) {
-		pthread_mutex_lock(&lock);
-		pos = find_locked(destroying.kind, destroying.ptr);
-		if (pos)
-			(*pos)->kept = true;
-		pthread_mutex_unlock(&lock);
-	}
+	if (fired)
+		ledger_kept(destroying.kind, destroying.ptr);
 	destroying.ptr = NULL;
 }
 

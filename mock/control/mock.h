@@ -82,6 +82,10 @@ void ledger_misuse(const char *call, const char *fmt, ...) __attribute__((format
  * program's (mock_fault tells the ledger with ledger_fault_checked). */
 void ledger_destroying(enum ledger_kind kind, const void *ptr);
 void ledger_fault_checked(bool fired);
+/* A destroy the library refused though the program asked (its device had a
+ * fatal error: EIO, and EBUSY for what the kept objects hold): kept, not a
+ * leak of the program's. */
+void ledger_kept(enum ledger_kind kind, const void *ptr);
 const char *ledger_enter(const char *call);
 void ledger_leave(const char **was);
 /* Objects created anywhere inside this public call carry its name. */

@@ -87,7 +87,7 @@ MOCK_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 
 	ledger_destroying(LEDGER_AH, ah);
 	FAULT_POSITIVE(LIB, "ibv_destroy_ah");
-	VERBS_DEAD_DESTROY(ah->context);
+	VERBS_DEAD_DESTROY(ah->context, LEDGER_AH, ah);
 	verbs_lock_take();
 	mah->mpd->users--;
 	mah->magic = 0;

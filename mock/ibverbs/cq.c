@@ -111,8 +111,12 @@ MOCK_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (channel->refcnt)
 		ret = EBUSY;
 	pthread_mutex_unlock(&channel->context->mutex);
-	if (ret)
+	if (ret) {
+		/* Held by CQs a dead device keeps: kept with them. */
+		if (verbs_dead(channel->context))
+			ledger_kept(LEDGER_COMP_CHANNEL, channel);
 		return ret;
+	}
 	/* A CQ leaves its unread events when destroyed, so none remain. */
 	ledger_del(LEDGER_COMP_CHANNEL, channel, "ibv_destroy_comp_channel");
 	mch->magic = 0;
@@ -268,7 +272,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 	ledger_destroying(LEDGER_CQ, cq);
 	FAULT_POSITIVE(LIB, "ibv_destroy_cq");
-	VERBS_DEAD_DESTROY(cq->context);
+	VERBS_DEAD_DESTROY(cq->context, LEDGER_CQ, cq);
 	verbs_lock_take();
 	if (mcq->users) { /* ib_destroy_cq_user: a QP or an SRQ still uses it */
 		verbs_lock_give();

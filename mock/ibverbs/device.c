@@ -606,7 +606,7 @@ MOCK_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 
 	ledger_destroying(LEDGER_PD, pd);
 	FAULT_POSITIVE(LIB, "ibv_dealloc_pd");
-	VERBS_DEAD_DESTROY(pd->context);
+	VERBS_DEAD_DESTROY(pd->context, LEDGER_PD, pd);
 	verbs_lock_take();
 	if (mpd->users) {
 		verbs_lock_give();

@@ -226,7 +226,7 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 		     "%p is not a memory region from ibv_reg_mr", (void *)mr);
 	ledger_destroying(LEDGER_MR, mr);
 	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
-	VERBS_DEAD_DESTROY(mr->context);
+	VERBS_DEAD_DESTROY(mr->context, LEDGER_MR, mr);
 	verbs_lock_take();
 	/* The kernel deregisters it all the same (ib_dereg_mr does not wait
 	 * for the QPs); the device later fails that work on the stale key. */

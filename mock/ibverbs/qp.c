@@ -482,7 +482,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 
 	ledger_destroying(LEDGER_QP, qp);
 	FAULT_POSITIVE(LIB, "ibv_destroy_qp");
-	VERBS_DEAD_DESTROY(qp->context);
+	VERBS_DEAD_DESTROY(qp->context, LEDGER_QP, qp);
 	/* uverbs_free_qp: a user's QP still attached to a multicast group
 	 * is not destroyed until it detaches. */
 	if (fab_mcast_attached(qp->qp_num))

@@ -241,7 +241,7 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 
 	ledger_destroying(LEDGER_SRQ, srq);
 	FAULT_POSITIVE(LIB, "ibv_destroy_srq");
-	VERBS_DEAD_DESTROY(srq->context);
+	VERBS_DEAD_DESTROY(srq->context, LEDGER_SRQ, srq);
 	verbs_lock_take();
 	if (msrq->users) {
 		verbs_lock_give();

@@ -70,11 +70,13 @@ int verbs_dead_destroy(struct ibv_context *ctx);
 		if (verbs_dead(ctx))  \
 			return EIO;   \
 	} while (0)
-#define VERBS_DEAD_DESTROY(ctx)                         \
-	do {                                            \
+#define VERBS_DEAD_DESTROY(ctx, kind, obj)               \
+	do {                                             \
 		int dead_err_ = verbs_dead_destroy(ctx); \
-		if (dead_err_)                          \
-			return dead_err_;               \
+		if (dead_err_) {                         \
+			ledger_kept(kind, obj);          \
+			return dead_err_;                \
+		}                                        \
 	} while (0)
 
 /* ---------------------------------------------------------------- objects
