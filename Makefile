@@ -445,12 +445,14 @@ check: all
 
 # Our examples through every fault they meet (rdmamock-sweep), and known
 # upstream bugs in rping and cmtime found (ci/check-sweep.sh); then every
-# test of the suite through every call's faults (ci/sweep/suite.sh).
+# test of the suite through every call's faults (ci/sweep/suite.sh); then
+# ucx_perftest's and fi_pingpong's pairs (ci/sweep/middleware.sh).
 # SWEEP_MAX_NTH: hits failed per point of the examples.
 SWEEP_MAX_NTH ?= 2
 sweep: all
 	@start=$$(date +%s); \
 	bash ci/check-sweep.sh $(BUILD) $(SWEEP_MAX_NTH) && bash ci/sweep/suite.sh $(BUILD) && \
+	bash ci/sweep/middleware.sh $(BUILD) && \
 	echo "sweep: passed in $$(($$(date +%s) - start)) s"
 .PHONY: sweep
 

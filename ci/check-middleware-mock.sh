@@ -25,23 +25,16 @@ printf '#!/bin/sh\nexec %s --fault "rdmamock/rdmacm/event/delay ms=20 nth=1" -- 
 chmod +x "$QPERF_CLIENT"
 [ "$(id -u)" = 0 ] && export MPIRUN_ARGS="--allow-run-as-root"
 # libfabric's cases want a device on a host interface that is not loopback
-# (ci/check-middleware.sh says why): the first such interface's IPv4
-# address, its other addresses with it, as rxe0 has dummy0's in the guests.
-host_if=$(ip -o -4 addr show scope global up 2>/dev/null | awk '{ print $2; exit }')
-if [ -n "$host_if" ]; then
-	fi_addr=$(ip -o -4 addr show dev "$host_if" scope global | awk '{ split($4, a, "/"); print a[1]; exit }')
-	host_addrs=$(ip -o addr show dev "$host_if" | awk '$3 == "inet" || $3 == "inet6" { printf "%s%s", sep, $4; sep = "," }')
-else
-	fi_skip="no network interface here but loopback, which libfabric's verbs provider skips"
-fi
+# (ci/check-middleware.sh says why).
+. ci/host-if.sh
 rc=0
 for d in rxe0:127.0.0.2:rxe:generic mlx5_0:127.0.0.1:mlx5:mlx5; do
 	IFS=: read -r dev addr kind personality <<<"$d"
 	echo "== $dev ($kind)"
-	fi_env= 
-	[ -n "$host_if" ] && fi_env="env RDMAMOCK_FABRIC=middleware-fi-$dev-$$ RDMAMOCK_TOPOLOGY=$dev=$personality:$host_addrs"
+	fi_env=
+	[ -n "$HOST_ADDRS" ] && fi_env="env RDMAMOCK_FABRIC=middleware-fi-$dev-$$ RDMAMOCK_TOPOLOGY=$dev=$personality:$HOST_ADDRS"
 	RDMAMOCK_FABRIC=middleware-$dev-$$ DEV=$dev ADDR=$addr KIND=$kind \
-		FI_ENV=$fi_env FI_ADDR=${fi_addr:-} FI_SKIP=${fi_skip:-} \
+		FI_ENV=$fi_env FI_ADDR=$FI_ADDR FI_SKIP=$FI_SKIP \
 		sh ci/check-middleware.sh -o "$build/check/middleware/$dev" || rc=1
 done
 mkdir -p "$build/results"
