@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mock.h"
@@ -305,34 +307,56 @@ void ledger_misuse(const char *call, const char *fmt, ...)
 	mock_log("%s: %s", call, line);
 }
 
-/* Creation order, for the report. */
-static int by_seq(const void *a, const void *b)
+/* Creation order, for the report: an insertion sort, which allocates
+ * nothing (see report_leaks). */
+static void sort_by_seq(struct entry **v, size_t n)
 {
-	const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
+	for (size_t i = 1; i < n; i++) {
+		struct entry *e = v[i];
+		size_t j = i;
 
-	return (x->seq > y->seq) - (x->seq < y->seq);
+		for (; j > 0 && v[j - 1]->seq > e->seq; j--)
+			v[j] = v[j - 1];
+		v[j] = e;
+	}
 }
 
 /* At exit: what this process created and never released, one line each in
  * the order made, and a summary with the exit status (which a strict abort
- * hides: rdmamock-sweep judges a leak by whether the program succeeded). */
+ * hides: rdmamock-sweep judges a leak by whether the program succeeded).
+ * Nothing here may wait on what the exiting thread could hold: a program
+ * may call exit from a signal handler that interrupted malloc (qperf
+ * 0.4.11) or a call of the mock's. So the list is mmap'd, not malloc'd,
+ * and a ledger that stays locked for a second is not reported. */
 static void report_leaks(int status, void *unused)
 {
 	unsigned long by_kind[LEDGER_KINDS] = { 0 };
+	struct timespec ms = { 0, 1000000 };
 	struct entry **leaked;
 	pid_t self = mock_pid();
 	char summary[400];
-	size_t n = 0, len = 0;
+	size_t n = 0, len = 0, size;
+	int tries = 0;
 
 	if (!ledger_reporting())
 		return;
-	pthread_mutex_lock(&lock);
-	leaked = calloc(count + 1, sizeof *leaked);
+	while (pthread_mutex_trylock(&lock)) {
+		if (++tries == 1000) {
+			mock_log("leak: no report: the ledger stayed locked at exit(%d) (exit called "
+				 "from a signal handler, in the middle of a call?)", status);
+			return;
+		}
+		nanosleep(&ms, NULL);
+	}
+	size = (count + 1) * sizeof *leaked;
+	leaked = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (leaked == MAP_FAILED)
+		leaked = NULL;
 	for (size_t i = 0; leaked && i < nbuckets; i++)
 		for (struct entry *e = buckets[i]; e; e = e->next)
 			if (e->pid == self && !e->internal && !e->kept)
 				leaked[n++] = e;
-	qsort(leaked, n, sizeof *leaked, by_seq);
+	sort_by_seq(leaked, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct entry *e = leaked[i];
 
@@ -342,7 +366,8 @@ static void report_leaks(int status, void *unused)
 		by_kind[e->kind]++;
 	}
 	pthread_mutex_unlock(&lock);
-	free(leaked);
+	if (leaked)
+		munmap(leaked, size);
 	if (!n)
 		return;
 	for (int k = 0; k < LEDGER_KINDS; k++)

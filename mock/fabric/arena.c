@@ -24,11 +24,11 @@
  * reaped), the fabric's state and the libraries' roots. Memory is handed
  * out in power-of-two blocks, each tagged with its owner, kept on its
  * owner's list so that what a dead process leaves is freed. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -619,30 +620,64 @@ int fab_runtime_path(const char *suffix, char *out, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-static void remove_at(int at, const char *name)
+/* A directory's entries, "." and ".." aside, read with getdents64 into a
+ * buffer on the stack: no opendir, which mallocs. The removals below run
+ * at exit, and a program may call exit from a signal handler that
+ * interrupted malloc (qperf 0.4.11's test timer does): a malloc there
+ * waits for ever on the lock its own thread holds. */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+static void each_entry(int dir, void (*fn)(int dir, const char *name, const void *arg), const void *arg)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
+		for (long at = 0; at < n;) {
+			const struct dirent64_raw *e = (const void *)(buf + at);
+
+			at += e->reclen;
+			if (strcmp(e->name, ".") && strcmp(e->name, ".."))
+				fn(dir, e->name, arg);
+		}
+}
+
+static void remove_entry(int at, const char *name, const void *unused)
 {
 	int fd;
-	DIR *d;
-	struct dirent *e;
 
 	if (!unlinkat(at, name, 0) || errno == ENOENT)
 		return;
 	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return;
-	}
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			remove_at(dirfd(d), e->d_name);
-	closedir(d);
+	each_entry(fd, remove_entry, NULL);
+	close(fd);
 	unlinkat(at, name, AT_REMOVEDIR);
 }
 
 void fab_remove_path(const char *path)
 {
-	remove_at(AT_FDCWD, path);
+	remove_entry(AT_FDCWD, path, NULL);
+}
+
+struct remove_filter {
+	const char *prefix, *keep;
+};
+
+static void remove_matching(int dir, const char *name, const void *arg)
+{
+	const struct remove_filter *f = arg;
+
+	if (!strncmp(name, f->prefix, strlen(f->prefix)) &&
+	    (!f->keep || (strcmp(name, f->keep) && !strstr(name, ".tmp"))))
+		remove_entry(dir, name, NULL);
 }
 
 /* The runtime directory's entries whose names start with prefix (the
@@ -650,17 +685,13 @@ void fab_remove_path(const char *path)
  * built (".tmp"). */
 static void remove_files_in(const char *dir, const char *prefix, const char *keep)
 {
-	size_t n = strlen(prefix);
-	struct dirent *e;
-	DIR *d = opendir(dir);
+	struct remove_filter f = { prefix, keep };
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (!d)
+	if (fd < 0)
 		return;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, n) && (!keep || (strcmp(e->d_name, keep) &&
-								 !strstr(e->d_name, ".tmp"))))
-			remove_at(dirfd(d), e->d_name);
-	closedir(d);
+	each_entry(fd, remove_matching, &f);
+	close(fd);
 }
 
 void fab_remove_files(const char *prefix, const char *keep)
