@@ -138,7 +138,9 @@ for b in "$build"/examples/middleware/*; do
 done
 # A tree of the host's, at its own path: its files (not static libraries
 # or headers), its links, and what its shared objects need. A shared
-# object's soname is marked found there (another may need it by name).
+# object's soname is marked found there (another may need it by name),
+# unless the loader's path has it too (libpmix.so.2, which Open MPI's
+# components need from /usr/lib/x86_64-linux-gnu): the queue puts it there.
 copy_tree() {
 	local f so
 	[ -d "$1" ] || return 0
@@ -154,7 +156,7 @@ copy_tree() {
 		add_obj "$f"
 		so=$(objdump -p "$f" | awk '$1 == "SONAME" { print $2 }')
 		[ -n "$so" ] && [ ! -e "$(dirname "$f")/$so" ] && ln -sf "$(basename "$f")" "$t$(dirname "$f")/$so"
-		[ -n "$so" ] && done_lib[$so]=1
+		[ -n "$so" ] && [ ! -e "/usr/lib/x86_64-linux-gnu/$so" ] && done_lib[$so]=1
 	done < <(find "$1" \( -type f -o -type l \) ! -name '*.a' ! -name '*.la' ! -path '*/include/*' \
 		! -name '*.mod' ! -path '*/pkgconfig/*')
 }
@@ -234,7 +236,7 @@ mkdir -p "$t$(dirname "$interp")"
 cp "$ldso" "$t$interp"
 
 # ---- configuration files
-printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n192.0.2.1\trxe-a\n192.0.2.2\trxe-b\n' >"$t/etc/hosts"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\trxe-guest\n::1\tlocalhost ip6-localhost ip6-loopback\n192.0.2.1\trxe-a\n192.0.2.2\trxe-b\n' >"$t/etc/hosts"
 printf 'hosts: files\nnetworks: files\nservices: files\nprotocols: files\n' >"$t/etc/nsswitch.conf"
 printf 'root:x:0:0:root:/:/bin/sh\n' >"$t/etc/passwd"
 printf 'root:x:0:\n' >"$t/etc/group"
