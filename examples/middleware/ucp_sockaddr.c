@@ -34,6 +34,8 @@ static const char *me = "ucp_sockaddr";
 static ucp_worker_h worker;
 static ucp_conn_request_h conn_request;
 
+static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
 static void die(int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -151,7 +153,9 @@ int main(int argc, char **argv)
 	if (peer && inet_pton(AF_INET, peer, &addr.sin_addr) != 1)
 		die(2, "%s: not an IPv4 address", peer);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (ucp_config_read(NULL, NULL, &config) != UCS_OK || ucp_init(&params, config, &ctx) != UCS_OK)
+	if (ucp_config_read(NULL, NULL, &config) != UCS_OK)
+		die(2, "ucp_config_read failed");
+	if (ucp_init(&params, config, &ctx) != UCS_OK)
 		die(2, "ucp_init failed");
 	ucp_config_release(config);
 	if (ucp_worker_create(ctx, &wparams, &worker) != UCS_OK)
