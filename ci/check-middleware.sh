@@ -29,16 +29,8 @@
 # POSIX sh: it runs under busybox in the guests.
 set -u
 
-report_only=0
-out=${TMPDIR:-/tmp}/check-middleware.$$
-while getopts "ro:" opt; do
-	case $opt in
-	r) report_only=1 ;;
-	o) out=$OPTARG ;;
-	*) echo "usage: $0 [-r] [-o OUT_DIR]" >&2; exit 2 ;;
-	esac
-done
-mkdir -p "$out"
+. "$(dirname "$0")/pairs.sh"
+pairs_begin middleware "$@"
 ADDR=${ADDR:-127.0.0.2}
 DEV=${DEV:-rxe0}
 KIND=${KIND:-rxe}
@@ -47,8 +39,6 @@ MW=${MW:-build/examples/middleware}
 START_DELAY=${START_DELAY:-1}
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-60}
 SERVER_TIMEOUT=${SERVER_TIMEOUT:-90}
-results=$out/middleware.tsv
-: >"$results"
 
 # CASES: names or shell patterns (ucp-*).
 wanted() {
@@ -61,7 +51,6 @@ wanted() {
 	set +f
 	return 1
 }
-. "$(dirname "$0")/pairs.sh"
 
 # single NAME EVIDENCE CMD..., but the evidence is several regexes, each a
 # line of the output must match (a listing that must name several things).
@@ -69,9 +58,7 @@ listing() {
 	name=$1 ev=$2
 	shift 2
 	wanted "$name" || return 0
-	log=$out/$name.out
-	timeout "$CLIENT_TIMEOUT" "$@" >"$log" 2>&1
-	rc=$?
+	run_single "$@"
 	missing=$(echo "$ev" | tr '|' '\n' | while read -r re; do grep -Eq "$re" "$log" || echo "/$re/"; done)
 	if [ "$rc" != 0 ]; then
 		verdict "$name" FAIL "exited $rc"

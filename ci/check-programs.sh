@@ -23,23 +23,13 @@
 # fabric of this run's own. POSIX sh: it runs under busybox in the guests.
 set -u
 
-report_only=0
-out=${TMPDIR:-/tmp}/check-programs.$$
-while getopts "ro:" opt; do
-	case $opt in
-	r) report_only=1 ;;
-	o) out=$OPTARG ;;
-	*) echo "usage: $0 [-r] [-o OUT_DIR]" >&2; exit 2 ;;
-	esac
-done
-mkdir -p "$out"
+. "$(dirname "$0")/pairs.sh"
+pairs_begin programs "$@"
 ADDR=${ADDR:-127.0.0.1}
 DEV=${DEV:-mlx5_0}
 START_DELAY=${START_DELAY:-1}
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-30}
 SERVER_TIMEOUT=${SERVER_TIMEOUT:-60}
-results=$out/programs.tsv
-: >"$results"
 
 # The GID index of ADDR's RoCE v2 entry: from sysfs on a real device (the
 # host's ibv_devinfo does not start on rdma-core 65), else as ibv_devinfo
@@ -87,7 +77,6 @@ perftest_race() {
 
 RACE=perftest_race
 RACE_NOTE="perftest 4.5-0.17's connect race (REJECTED 8, its retry crashed)"
-. "$(dirname "$0")/pairs.sh"
 
 done_re='data transfers complete'
 

@@ -3,13 +3,33 @@
 # sh: it runs under busybox in the soft-RoCE guests): each run bounded, a
 # verdict per program in $results (NAME, pass or FAIL, why), a failure
 # shown with the last lines each side wrote.
-# The caller sets: out (the logs' folder), results (the TSV), START_DELAY,
+# The caller calls pairs_begin first, and sets START_DELAY,
 # CLIENT_TIMEOUT, SERVER_TIMEOUT, READY_CM (optional), and defines
 # wanted NAME (whether to run it). RACE names a function that says whether
 # a failed run lost a known race of the program's own (run again, up to 4
 # runs, saying RACE_NOTE); by default none.
 RACE=${RACE:-false}
 passed=0 failed=0 skipped=0
+
+# pairs_begin NAME [-r] [-o OUT_DIR]: the caller's options (-r: report, exit
+# 0 whatever failed); sets report_only, out (the logs' folder, made) and
+# results ($out/NAME.tsv, emptied).
+pairs_begin() {
+	report_only=0
+	out=${TMPDIR:-/tmp}/check-$1.$$
+	results_name=$1
+	shift
+	while getopts "ro:" opt; do
+		case $opt in
+		r) report_only=1 ;;
+		o) out=$OPTARG ;;
+		*) echo "usage: $0 [-r] [-o OUT_DIR]" >&2; exit 2 ;;
+		esac
+	done
+	mkdir -p "$out"
+	results=$out/$results_name.tsv
+	: >"$results"
+}
 
 # last LINES FILE: the file's last lines, indented, for a failure report.
 last() {
@@ -61,6 +81,31 @@ ready() {
 	esac
 }
 
+# split_sides SERVER_CMD -- CLIENT_CMD: sets scmd, ccmd and their logs.
+split_sides() {
+	scmd="" ccmd=""
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
+	shift
+	ccmd="$*"
+	slog=$out/$name.server cl=$out/$name.client
+}
+
+# sides: both commands and the last lines each wrote, under a failure.
+sides() {
+	echo "      server:$scmd"
+	last 4 "$slog"
+	echo "      client: $ccmd"
+	last 4 "$cl"
+}
+
+# run_single CMD...: one bounded run of a program without a peer; sets
+# log (its output) and rc.
+run_single() {
+	log=$out/$name.out
+	timeout "$CLIENT_TIMEOUT" "$@" >"$log" 2>&1
+	rc=$?
+}
+
 # One run of pair's server and client: sets crc and src, their statuses.
 run_pair() {
 	# shellcheck disable=SC2086
@@ -88,11 +133,7 @@ pair() {
 	name=$1 readiness=$2 sev=$3 cev=$4
 	shift 4
 	wanted "$name" || return 0
-	scmd="" ccmd=""
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
-	shift
-	ccmd="$*"
-	slog=$out/$name.server cl=$out/$name.client
+	split_sides "$@"
 	run_pair
 	tries=1
 	while [ "$crc" != 0 ] && [ $tries -lt 4 ] && $RACE; do
@@ -116,10 +157,7 @@ pair() {
 		verdict "$name" pass ""
 	else
 		verdict "$name" FAIL "$why"
-		echo "      server:$scmd"
-		last 4 "$slog"
-		echo "      client: $ccmd"
-		last 4 "$cl"
+		sides
 	fi
 }
 
@@ -128,9 +166,7 @@ single() {
 	name=$1 ev=$2
 	shift 2
 	wanted "$name" || return 0
-	log=$out/$name.out
-	timeout "$CLIENT_TIMEOUT" "$@" >"$log" 2>&1
-	rc=$?
+	run_single "$@"
 	if [ "$rc" != 0 ]; then
 		verdict "$name" FAIL "exited $rc"
 		last 4 "$log"
@@ -152,11 +188,8 @@ pair_fails() {
 	name=$1 readiness=$2 why_re=$3
 	shift 3
 	wanted "$name" || return 0
-	scmd="" ccmd="" sev=forever
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd="$scmd $1"; shift; done
-	shift
-	ccmd="$*"
-	slog=$out/$name.server cl=$out/$name.client
+	sev=forever
+	split_sides "$@"
 	run_pair
 	case $crc in
 	0) verdict "$name" FAIL "the client passed; on the real device it fails with /$why_re/" ;;
@@ -168,10 +201,7 @@ pair_fails() {
 		fi
 		verdict "$name" FAIL "the client exited $crc without /$why_re/" ;;
 	esac
-	echo "      server:$scmd"
-	last 4 "$slog"
-	echo "      client: $ccmd"
-	last 4 "$cl"
+	sides
 }
 
 # single_fails NAME WHY CMD...: a program that fails on the real device:
@@ -180,9 +210,7 @@ single_fails() {
 	name=$1 why_re=$2
 	shift 2
 	wanted "$name" || return 0
-	log=$out/$name.out
-	timeout "$CLIENT_TIMEOUT" "$@" >"$log" 2>&1
-	rc=$?
+	run_single "$@"
 	case $rc in
 	0) verdict "$name" FAIL "it passed; on the real device it fails with /$why_re/" ;;
 	124 | 143) verdict "$name" FAIL "it did not end within $CLIENT_TIMEOUT s" ;;

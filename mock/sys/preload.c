@@ -244,53 +244,40 @@ static int view_openat(int dirfd, const char *path, int flags, mode_t mode)
 	return REAL(openat)(dirfd, path, flags, mode);
 }
 
-static mode_t mode_arg(int flags, va_list ap)
-{
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
-}
+/*
+ * The mode an open's variadic argument carries, read only when O_CREAT or
+ * O_TMPFILE says there is one; used inside the variadic wrapper itself.
+ */
+#define MODE_ARG(flags)                                                            \
+	({                                                                         \
+		va_list ap_;                                                       \
+		mode_t mode_ = 0;                                                  \
+		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {       \
+			va_start(ap_, flags);                                      \
+			mode_ = (mode_t)va_arg(ap_, int);                          \
+			va_end(ap_);                                               \
+		}                                                                  \
+		mode_;                                                             \
+	})
 
 EXPORT int open(const char *path, int flags, ...)
 {
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return view_openat(AT_FDCWD, path, flags, mode);
+	return view_openat(AT_FDCWD, path, flags, MODE_ARG(flags));
 }
 
 EXPORT int open64(const char *path, int flags, ...)
 {
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return view_openat(AT_FDCWD, path, flags, mode);
+	return view_openat(AT_FDCWD, path, flags, MODE_ARG(flags));
 }
 
 EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return view_openat(dirfd, path, flags, mode);
+	return view_openat(dirfd, path, flags, MODE_ARG(flags));
 }
 
 EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = mode_arg(flags, ap);
-	va_end(ap);
-	return view_openat(dirfd, path, flags, mode);
+	return view_openat(dirfd, path, flags, MODE_ARG(flags));
 }
 
 /* _FORTIFY_SOURCE's checked opens (no O_CREAT). */

@@ -241,6 +241,14 @@ static void guid_text(__be64 guid, char *out)
 		(unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
 }
 
+/* A file NAME in the folder FOLDER, its text as printf makes it; the
+ * caller has char path[] and w. */
+#define ATTR(folder, name, ...)                                    \
+	do {                                                       \
+		snprintf(path, sizeof path, "%s/" name, folder);   \
+		file(w, path, __VA_ARGS__);                        \
+	} while (0)
+
 /* The port: its attributes, its GID table (the type and net device of an
  * empty entry cannot be read), its P_Key table. */
 static void walk_port(struct walk *w, const struct fab_device_info *d, const char *ibdir)
@@ -257,24 +265,18 @@ static void walk_port(struct walk *w, const struct fab_device_info *d, const cha
 	dir(w, port);
 	if (fab_port_attr(d->serial, &a))
 		return;
-#define ATTR(name, ...)                                            \
-	do {                                                       \
-		snprintf(path, sizeof path, "%s/" name, port);     \
-		file(w, path, __VA_ARGS__);                        \
-	} while (0)
-	ATTR("state", "%d: %s\n", a.state, port_state_name(a.state));
-	ATTR("phys_state", "%d: %s\n", a.phys_state, phys_state_name(a.phys_state));
+	ATTR(port, "state", "%d: %s\n", a.state, port_state_name(a.state));
+	ATTR(port, "phys_state", "%d: %s\n", a.phys_state, phys_state_name(a.phys_state));
 	speed = speed_name(a.active_speed, &rate);
 	rate *= width_lanes(a.active_width);
-	ATTR("rate", "%d%s Gb/sec (%dX%s)\n", rate / 10, rate % 10 ? ".5" : "",
+	ATTR(port, "rate", "%d%s Gb/sec (%dX%s)\n", rate / 10, rate % 10 ? ".5" : "",
 	     width_lanes(a.active_width), speed);
-	ATTR("link_layer", "%s\n", a.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet");
-	ATTR("lid", "0x%x\n", a.lid);
-	ATTR("sm_lid", "0x%x\n", a.sm_lid);
-	ATTR("sm_sl", "%d\n", a.sm_sl);
-	ATTR("lid_mask_count", "%d\n", a.lmc);
-	ATTR("cap_mask", "0x%08x\n", a.port_cap_flags);
-#undef ATTR
+	ATTR(port, "link_layer", "%s\n", a.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "Ethernet");
+	ATTR(port, "lid", "0x%x\n", a.lid);
+	ATTR(port, "sm_lid", "0x%x\n", a.sm_lid);
+	ATTR(port, "sm_sl", "%d\n", a.sm_sl);
+	ATTR(port, "lid_mask_count", "%d\n", a.lmc);
+	ATTR(port, "cap_mask", "0x%08x\n", a.port_cap_flags);
 	snprintf(path, sizeof path, "%s/gids", port);
 	dir(w, path);
 	snprintf(path, sizeof path, "%s/gid_attrs", port);
@@ -351,34 +353,44 @@ static void walk_pci(struct walk *w, const char pcidir[BASE_MAX], const char *bd
 	if (!under(w, pcidir))
 		return;
 	dir(w, pcidir);
-#define ATTR(name, ...)                                            \
-	do {                                                       \
-		snprintf(path, sizeof path, "%s/" name, pcidir);   \
-		file(w, path, __VA_ARGS__);                        \
-	} while (0)
-	ATTR("vendor", "0x15b3\n");
-	ATTR("device", "0x1017\n");
-	ATTR("subsystem_vendor", "0x15b3\n");
-	ATTR("subsystem_device", "0x0008\n");
-	ATTR("class", "0x020000\n");
-	ATTR("numa_node", "-1\n");
+	ATTR(pcidir, "vendor", "0x15b3\n");
+	ATTR(pcidir, "device", "0x1017\n");
+	ATTR(pcidir, "subsystem_vendor", "0x15b3\n");
+	ATTR(pcidir, "subsystem_device", "0x0008\n");
+	ATTR(pcidir, "class", "0x020000\n");
+	ATTR(pcidir, "numa_node", "-1\n");
 	cpu_mask(mask, sizeof mask);
-	ATTR("local_cpus", "%s\n", mask);
+	ATTR(pcidir, "local_cpus", "%s\n", mask);
 	if (cpus > 1)
-		ATTR("local_cpulist", "0-%ld\n", cpus - 1);
+		ATTR(pcidir, "local_cpulist", "0-%ld\n", cpus - 1);
 	else
-		ATTR("local_cpulist", "0\n");
-	ATTR("current_link_speed", "8.0 GT/s PCIe\n");
-	ATTR("current_link_width", "16\n");
-	ATTR("max_link_speed", "8.0 GT/s PCIe\n");
-	ATTR("max_link_width", "16\n");
-	ATTR("uevent", "DRIVER=mlx5_core\nPCI_CLASS=20000\nPCI_ID=15B3:1017\nPCI_SUBSYS_ID=15B3:0008\n"
+		ATTR(pcidir, "local_cpulist", "0\n");
+	ATTR(pcidir, "current_link_speed", "8.0 GT/s PCIe\n");
+	ATTR(pcidir, "current_link_width", "16\n");
+	ATTR(pcidir, "max_link_speed", "8.0 GT/s PCIe\n");
+	ATTR(pcidir, "max_link_width", "16\n");
+	ATTR(pcidir, "uevent", "DRIVER=mlx5_core\nPCI_CLASS=20000\nPCI_ID=15B3:1017\nPCI_SUBSYS_ID=15B3:0008\n"
 		       "PCI_SLOT_NAME=%s\n", bdf);
-#undef ATTR
 	snprintf(path, sizeof path, "%s/infiniband", pcidir);
 	dir(w, path);
 	snprintf(path, sizeof path, "%s/infiniband_verbs", pcidir);
 	dir(w, path);
+}
+
+/* A class device's subsystem link, and its device link to the PCI
+ * function that has it (none for a virtual device). */
+static void class_links(struct walk *w, const char *devdir, const char *class, const char *bdf)
+{
+	char path[ENTRY_MAX], target[ENTRY_MAX];
+
+	snprintf(path, sizeof path, "%s/subsystem", devdir);
+	snprintf(target, sizeof target, "%sclass/%s", up_to_sys(devdir), class);
+	link_to(w, path, target);
+	if (bdf) {
+		snprintf(path, sizeof path, "%s/device", devdir);
+		snprintf(target, sizeof target, "../../../%s", bdf);
+		link_to(w, path, target);
+	}
 }
 
 static void walk_device(struct walk *w, const struct fab_device_info *d)
@@ -415,59 +427,33 @@ static void walk_device(struct walk *w, const struct fab_device_info *d)
 
 	if (under(w, ibdir)) {
 		dir(w, ibdir);
-#define ATTR(name, ...)                                            \
-	do {                                                       \
-		snprintf(path, sizeof path, "%s/" name, ibdir);    \
-		file(w, path, __VA_ARGS__);                        \
-	} while (0)
 		guid_text(d->guid, guid);
-		ATTR("node_type", "1: CA\n");
-		ATTR("node_guid", "%s\n", guid);
-		ATTR("sys_image_guid", "%s\n", guid);
-		ATTR("fw_ver", "%s\n", mlx5 ? p->fw_ver : "");
-		ATTR("node_desc", "%s\n", mlx5 ? "MT4119 ConnectX5   Mellanox Technologies" : "rxe");
-		ATTR("uevent", "NAME=%s\n", d->name);
+		ATTR(ibdir, "node_type", "1: CA\n");
+		ATTR(ibdir, "node_guid", "%s\n", guid);
+		ATTR(ibdir, "sys_image_guid", "%s\n", guid);
+		ATTR(ibdir, "fw_ver", "%s\n", mlx5 ? p->fw_ver : "");
+		ATTR(ibdir, "node_desc", "%s\n", mlx5 ? "MT4119 ConnectX5   Mellanox Technologies" : "rxe");
+		ATTR(ibdir, "uevent", "NAME=%s\n", d->name);
 		if (mlx5) {
-			ATTR("board_id", "MT_0000000008\n");
-			ATTR("hca_type", "MT4119\n");
-			ATTR("hw_rev", "0x%x\n", p->hw_ver);
+			ATTR(ibdir, "board_id", "MT_0000000008\n");
+			ATTR(ibdir, "hca_type", "MT4119\n");
+			ATTR(ibdir, "hw_rev", "0x%x\n", p->hw_ver);
 		} else if (!fab_device_gid(d->serial, 0, &ll, &t) && fab_gid_netdev(d->serial, &ll, ifname)) {
-			ATTR("parent", "%s\n", ifname); /* rxe's: its net device */
+			ATTR(ibdir, "parent", "%s\n", ifname); /* rxe's: its net device */
 		}
-#undef ATTR
-		snprintf(path, sizeof path, "%s/subsystem", ibdir);
-		snprintf(target, sizeof target, "%sclass/infiniband", up_to_sys(ibdir));
-		link_to(w, path, target);
-		if (mlx5) {
-			snprintf(path, sizeof path, "%s/device", ibdir);
-			snprintf(target, sizeof target, "../../../%s", bdf);
-			link_to(w, path, target);
-		}
+		class_links(w, ibdir, "infiniband", mlx5 ? bdf : NULL);
 		snprintf(path, sizeof path, "%s/ports", ibdir);
 		dir(w, path);
 		walk_port(w, d, ibdir);
 	}
 	if (under(w, uvdir)) {
 		dir(w, uvdir);
-#define ATTR(name, ...)                                            \
-	do {                                                       \
-		snprintf(path, sizeof path, "%s/" name, uvdir);    \
-		file(w, path, __VA_ARGS__);                        \
-	} while (0)
-		ATTR("ibdev", "%s\n", d->name);
-		ATTR("abi_version", "%d\n", mlx5 ? 1 : 2); /* the driver's uverbs ABI */
-		ATTR("dev", "%u:%u\n", UVERBS_MAJOR, UVERBS_MINOR + n);
-		ATTR("uevent", "MAJOR=%u\nMINOR=%u\nDEVNAME=infiniband/uverbs%u\nDEVMODE=0666\n",
+		ATTR(uvdir, "ibdev", "%s\n", d->name);
+		ATTR(uvdir, "abi_version", "%d\n", mlx5 ? 1 : 2); /* the driver's uverbs ABI */
+		ATTR(uvdir, "dev", "%u:%u\n", UVERBS_MAJOR, UVERBS_MINOR + n);
+		ATTR(uvdir, "uevent", "MAJOR=%u\nMINOR=%u\nDEVNAME=infiniband/uverbs%u\nDEVMODE=0666\n",
 		     UVERBS_MAJOR, UVERBS_MINOR + n, n);
-#undef ATTR
-		snprintf(path, sizeof path, "%s/subsystem", uvdir);
-		snprintf(target, sizeof target, "%sclass/infiniband_verbs", up_to_sys(uvdir));
-		link_to(w, path, target);
-		if (mlx5) {
-			snprintf(path, sizeof path, "%s/device", uvdir);
-			snprintf(target, sizeof target, "../../../%s", bdf);
-			link_to(w, path, target);
-		}
+		class_links(w, uvdir, "infiniband_verbs", mlx5 ? bdf : NULL);
 	}
 }
 
