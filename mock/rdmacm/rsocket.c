@@ -141,6 +141,24 @@ int rs_fd_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, flags) < 0 ? -1 : 0;
 }
 
+void rs_destroy_id_qp(struct rdma_cm_id *id)
+{
+	if (id->qp) {
+		rdma_destroy_qp(id);
+		return;
+	}
+	if (id->send_cq && id->send_cq != id->recv_cq)
+		ibv_destroy_cq(id->send_cq);
+	if (id->recv_cq)
+		ibv_destroy_cq(id->recv_cq);
+	if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	if (id->recv_cq_channel)
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+	id->send_cq = id->recv_cq = NULL;
+	id->send_cq_channel = id->recv_cq_channel = NULL;
+}
+
 /* The fabric's clock, which rpoll's timeouts and the keepalives run on. */
 uint64_t rs_now_ms(void)
 {

@@ -196,6 +196,10 @@ void rs_svc_conn_event(struct rsocket *rs);
 int rs_cm_complete(struct rdma_cm_id *id);
 /* O_NONBLOCK on or off for an fd. */
 int rs_fd_nonblock(int fd, bool on);
+/* What an id holds for its socket: its QP with the CQ and channel (by
+ * rdma_destroy_qp), or, when creating the QP failed, the CQ and channel
+ * alone, as upstream's rs_create_cq undoes them. */
+void rs_destroy_id_qp(struct rdma_cm_id *id);
 uint64_t rs_now_ms(void);
 
 /* ------------------------------------------------------------ rsocket_stream.c */

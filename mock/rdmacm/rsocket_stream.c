@@ -130,11 +130,11 @@ int rs_create_ep(struct rsocket *rs)
 
 void rs_destroy_ep(struct rsocket *rs)
 {
-	/* What the id holds goes with it (a failed rdma_create_qp has
-	 * destroyed its CQ and channel already: rdmamock-sweep found the
-	 * double destroy that was here, at ibv_create_qp nth=1). */
-	if (rs->cm_id->qp || rs->cm_id->recv_cq || rs->cm_id->recv_cq_channel)
-		rdma_destroy_qp(rs->cm_id);
+	/* What the id holds goes with it, once (a failed rdma_create_qp may
+	 * have destroyed its CQ and channel already: rdmamock-sweep found a
+	 * double destroy here at ibv_create_qp nth=1, and an rdma_destroy_qp
+	 * of an id without a QP at ibv_create_cq nth=1). */
+	rs_destroy_id_qp(rs->cm_id);
 	rs->cq = NULL;
 	rs->cq_channel = NULL;
 	if (rs->rmr)

@@ -149,8 +149,8 @@ static void free_qp(struct rsocket *rs, struct ds_qp *qp)
 {
 	if (qp->channel && rs->ds->epfd >= 0)
 		epoll_ctl(rs->ds->epfd, EPOLL_CTL_DEL, qp->channel->fd, NULL);
-	if (qp->id && (qp->id->qp || qp->id->recv_cq || qp->id->recv_cq_channel))
-		rdma_destroy_qp(qp->id);
+	if (qp->id)
+		rs_destroy_id_qp(qp->id);
 	if (qp->rmr)
 		ibv_dereg_mr(qp->rmr);
 	if (qp->smr)
