@@ -54,6 +54,11 @@ uint64_t fab_now_ns(void)
 	return fab_mono_ns() + offset;
 }
 
+uint64_t fab_device_cycles(uint64_t khz, uint64_t ns)
+{
+	return ns / 1000u * khz / 1000u;
+}
+
 void fab_clock_init(struct fab_clock *c)
 {
 	const char *mode = getenv("RDMAMOCK_CLOCK");

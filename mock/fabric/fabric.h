@@ -391,6 +391,11 @@ void fab_set_verbs_timer(void (*fire)(void *obj, int arg));
 uint64_t fab_now_ns(void);
 uint64_t fab_mono_ns(void);
 uint64_t fab_clock_offset(void); /* the fabric clock less CLOCK_MONOTONIC */
+/* A device's free-running timestamp counter of khz kHz (hca_core_clock),
+ * on the fabric's clock: its count at ns, in whole microseconds' worth of
+ * cycles, 0 for a device without one. Completion timestamps and
+ * mlx5dv_get_clock_info read it. */
+uint64_t fab_device_cycles(uint64_t khz, uint64_t ns);
 void fab_clock_busy(void);
 /* A deadline on the clock that this thread waits for: a timer that rings
  * the thread's own doorbell, whose fd fab_deadline_arm returns (or a

@@ -21,11 +21,9 @@ static struct mock_cq *cq_ex_of(struct ibv_cq_ex *cq, const char *call)
 uint64_t verbs_device_clock(struct ibv_context *context)
 {
 	struct mock_context *mc = verbs_context_of(context, "completion timestamp");
-	uint64_t khz = fab_profile_of(mc->mdev->personality)->hca_core_clock;
-	if (!khz)
-		return 0;
+
 	/* On the fabric's clock, as its timeouts are. */
-	return fab_now_ns() / 1000u * khz / 1000u;
+	return fab_device_cycles(fab_profile_of(mc->mdev->personality)->hca_core_clock, fab_now_ns());
 }
 
 /* Take the next completion as the current one: ENOENT when there is none. */

@@ -14,17 +14,93 @@
 struct dv_ops {
 	int (*query_device)(struct ibv_context *ctx, struct mlx5dv_context *attrs);
 	int (*modify_qp_udp_sport)(struct ibv_qp *qp, uint16_t port, uint32_t caps);
+	int (*get_clock_info)(struct ibv_context *ctx, struct mlx5dv_clock_info *ci);
+	int (*lag_port)(struct ibv_qp *qp);
 };
 
-/* A ConnectX-5 reports CQE version 1 and enhanced multi-packet WQEs; the optional
- * blocks comp_mask asks for are not reported. */
+/* The clock page's conversion (mlx5dv_ts_to_ns): ns = cycles * mult >> shift.
+ * shift 23 keeps the rounding of mult under 4 ns a second at 156.25 MHz and
+ * the product below 2^64 for 2^64 / mult cycles (over 30 minutes); the
+ * kernel refreshes its page well inside that, and the period reported is
+ * how often a program that keeps a copy should read it again. */
+#define CLOCK_SHIFT 23
+#define CLOCK_UPDATE_NS (10ull * 1000000000u)
+
+/* What upstream's _mlx5dv_query_device answers: CQE version 1 and enhanced
+ * multi-packet WQEs, no BlueFlame flag (the mock maps no UAR pages), and
+ * each optional block comp_mask asks for that the device reports, filled
+ * with what the mock does. It compresses no CQEs and has no striding RQ,
+ * software parsing, tunnel offloads, dynamic UARs, flow actions, DC
+ * on-demand paging, signature, DCI streams, DMA memcpy or crypto engines:
+ * those read zero, as on a device without them. It has a clock page (its
+ * refresh period). It maps no clock register and has one port, no LAG:
+ * those two blocks stay out of comp_mask, as the provider leaves them out.
+ * A bit the caller did not ask for, or that this build does not know, is
+ * never set, and its block never written: the caller's struct may be an
+ * older, shorter one. */
 static int query_device(struct ibv_context *ctx, struct mlx5dv_context *attrs)
 {
+	const uint64_t answered =
+		MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_SWP |
+		MLX5DV_CONTEXT_MASK_STRIDING_RQ | MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS |
+		MLX5DV_CONTEXT_MASK_DYN_BFREGS | MLX5DV_CONTEXT_MASK_CLOCK_INFO_UPDATE |
+		MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS | MLX5DV_CONTEXT_MASK_DC_ODP_CAPS |
+		MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD | MLX5DV_CONTEXT_MASK_DCI_STREAMS |
+		MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH | MLX5DV_CONTEXT_MASK_CRYPTO_OFFLOAD;
+	uint64_t asked = attrs->comp_mask;
+
+	(void)ctx;
 	attrs->version = 0;
 	attrs->flags = MLX5DV_CONTEXT_FLAGS_CQE_V1 | MLX5DV_CONTEXT_FLAGS_MPW_ALLOWED |
 		       MLX5DV_CONTEXT_FLAGS_ENHANCED_MPW;
-	attrs->comp_mask = 0;
+#define ZERO_IF_ASKED(bit, field)                                    \
+	do {                                                         \
+		if (asked & (bit))                                   \
+			memset(&attrs->field, 0, sizeof attrs->field); \
+	} while (0)
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_CQE_COMPRESION, cqe_comp_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_SWP, sw_parsing_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_STRIDING_RQ, striding_rq_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS, tunnel_offloads_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_DYN_BFREGS, max_dynamic_bfregs);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS, flow_action_flags);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_DC_ODP_CAPS, dc_odp_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD, sig_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_DCI_STREAMS, dci_streams_caps);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH, max_wr_memcpy_length);
+	ZERO_IF_ASKED(MLX5DV_CONTEXT_MASK_CRYPTO_OFFLOAD, crypto_caps);
+#undef ZERO_IF_ASKED
+	if (asked & MLX5DV_CONTEXT_MASK_CLOCK_INFO_UPDATE)
+		attrs->max_clock_info_update_nsec = CLOCK_UPDATE_NS;
+	attrs->comp_mask = asked & answered;
 	return 0;
+}
+
+/* The clock page as the kernel keeps it, read now: the device's cycles
+ * (the counter completion timestamps come from) and the nanoseconds they
+ * stand for, the remainder in frac, so that mlx5dv_ts_to_ns of a
+ * completion's timestamp gives the fabric clock's time of it. */
+static int get_clock_info(struct ibv_context *ctx, struct mlx5dv_clock_info *ci)
+{
+	uint64_t khz = fab_profile_of(RDMAMOCK_MLX5)->hca_core_clock;
+	uint64_t cycles = fab_device_cycles(khz, fab_now_ns());
+
+	(void)ctx;
+	ci->last_cycles = cycles;
+	ci->nsec = cycles * 1000000u / khz;
+	ci->frac = ((cycles * 1000000u % khz) << CLOCK_SHIFT) / khz;
+	ci->mult = (uint32_t)((1000000ull << CLOCK_SHIFT) / khz);
+	ci->shift = CLOCK_SHIFT;
+	ci->mask = (1ull << 48) - 1; /* completion_timestamp_mask */
+	return 0;
+}
+
+/* Upstream's lag_operation_supported: only on a device with more than one
+ * LAG port, which the mock's single-port devices are not. */
+static int lag_port(struct ibv_qp *qp)
+{
+	(void)qp;
+	return EOPNOTSUPP;
 }
 
 /* Rejections come from the library, before any firmware command, and
@@ -44,6 +120,8 @@ static int modify_qp_udp_sport(struct ibv_qp *qp, uint16_t port, uint32_t caps)
 static const struct dv_ops mlx5_ops = {
 	.query_device = query_device,
 	.modify_qp_udp_sport = modify_qp_udp_sport,
+	.get_clock_info = get_clock_info,
+	.lag_port = lag_port,
 };
 
 /* The fabric device behind an ibv_device, found by its GUID. */
@@ -97,10 +175,52 @@ MOCK_EXPORT int mlx5dv_modify_qp_udp_sport(struct ibv_qp *qp, uint16_t udp_sport
 	return ops->modify_qp_udp_sport(qp, udp_sport, caps);
 }
 
+MOCK_EXPORT int mlx5dv_get_clock_info(struct ibv_context *ctx_in,
+				      struct mlx5dv_clock_info *clock_info)
+{
+	const struct dv_ops *ops;
+
+	FAULT_POSITIVE(LIB, "mlx5dv_get_clock_info");
+	ops = dv_ops_of(ctx_in, NULL);
+	if (!ops)
+		return EOPNOTSUPP;
+	MOCK_REQUIRE(clock_info, "mlx5dv_get_clock_info", "clock_info is NULL (upstream writes it)");
+	return ops->get_clock_info(ctx_in, clock_info);
+}
+
+MOCK_EXPORT int mlx5dv_query_qp_lag_port(struct ibv_qp *qp, uint8_t *port_num,
+					 uint8_t *active_port_num)
+{
+	const struct dv_ops *ops;
+
+	FAULT_POSITIVE(LIB, "mlx5dv_query_qp_lag_port");
+	MOCK_REQUIRE(qp, "mlx5dv_query_qp_lag_port", "qp is NULL (upstream dereferences it)");
+	ops = dv_ops_of(qp->context, NULL);
+	if (!ops)
+		return EOPNOTSUPP;
+	(void)port_num;
+	(void)active_port_num;
+	return ops->lag_port(qp);
+}
+
+MOCK_EXPORT int mlx5dv_modify_qp_lag_port(struct ibv_qp *qp, uint8_t port_num)
+{
+	const struct dv_ops *ops;
+
+	FAULT_POSITIVE(LIB, "mlx5dv_modify_qp_lag_port");
+	MOCK_REQUIRE(qp, "mlx5dv_modify_qp_lag_port", "qp is NULL (upstream dereferences it)");
+	ops = dv_ops_of(qp->context, NULL);
+	if (!ops)
+		return EOPNOTSUPP;
+	(void)port_num;
+	return ops->lag_port(qp);
+}
+
 /* mlx5dv_open_device: an mlx5 device opens as ibv_open_device opens it;
  * DEVX (firmware commands from user space) is what the mock cannot give:
  * asking for it fails, and says so. Any other device: EOPNOTSUPP, as
- * upstream's is_mlx5_dev check gives. */
+ * upstream's is_mlx5_dev check gives; then, as mlx5_alloc_context checks,
+ * a comp_mask bit or a flag it does not know: EINVAL. */
 MOCK_EXPORT struct ibv_context *mlx5dv_open_device(struct ibv_device *device,
 						   struct mlx5dv_context_attr *attr)
 {
@@ -111,15 +231,15 @@ MOCK_EXPORT struct ibv_context *mlx5dv_open_device(struct ibv_device *device,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (attr && (attr->comp_mask || (attr->flags & ~(uint64_t)MLX5DV_CONTEXT_FLAGS_DEVX))) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (attr && (attr->flags & MLX5DV_CONTEXT_FLAGS_DEVX)) {
 		static int said;
 
 		mock_not_implemented("mlx5dv_open_device(MLX5DV_CONTEXT_FLAGS_DEVX)", &said);
 		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr && attr->comp_mask) {
-		errno = EINVAL;
 		return NULL;
 	}
 	return ibv_open_device(device);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* API covered: what libmlx5 tells of the device beyond ibv_query_device:
+ * mlx5dv_query_device's optional blocks, mlx5dv_get_clock_info with
+ * mlx5dv_ts_to_ns, mlx5dv_query_qp_lag_port / mlx5dv_modify_qp_lag_port,
+ * and what mlx5dv_open_device refuses. */
+#include <errno.h>
+#include <infiniband/mlx5dv.h>
+#include <string.h>
+
+#include "fixtures.h"
+#include "qp.h"
+
+/* Every block this build of mlx5dv.h knows. */
+#define KNOWN_BLOCKS ((uint64_t)MLX5DV_CONTEXT_MASK_CRYPTO_OFFLOAD * 2 - 1)
+
+/* The provider answers the blocks comp_mask asks for, each or not, and
+ * writes no other: a block it was not asked for keeps what was there. */
+void mlx5dv_query_device__answers_what_is_asked(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_MLX5);
+	struct mlx5dv_context dv;
+
+	memset(&dv, 0xa5, sizeof dv);
+	dv.comp_mask = 0;
+	FX_VERBS_OK(mlx5dv_query_device(ctx, &dv));
+	assert_int_equal(dv.comp_mask, 0);
+	assert_true(dv.max_clock_info_update_nsec == 0xa5a5a5a5a5a5a5a5ull);
+	assert_int_equal(dv.cqe_comp_caps.max_num, 0xa5a5a5a5u);
+
+	memset(&dv, 0xa5, sizeof dv);
+	dv.comp_mask = MLX5DV_CONTEXT_MASK_CLOCK_INFO_UPDATE;
+	FX_VERBS_OK(mlx5dv_query_device(ctx, &dv));
+	assert_int_equal(dv.comp_mask & ~(uint64_t)MLX5DV_CONTEXT_MASK_CLOCK_INFO_UPDATE, 0);
+	assert_int_equal(dv.cqe_comp_caps.max_num, 0xa5a5a5a5u);
+	assert_int_equal(dv.striding_rq_caps.supported_qpts, 0xa5a5a5a5u);
+
+	memset(&dv, 0, sizeof dv);
+	dv.comp_mask = KNOWN_BLOCKS;
+	FX_VERBS_OK(mlx5dv_query_device(ctx, &dv));
+	assert_int_equal(dv.comp_mask & ~KNOWN_BLOCKS, 0);
+	if (dv.comp_mask & MLX5DV_CONTEXT_MASK_CLOCK_INFO_UPDATE)
+		assert_true(dv.max_clock_info_update_nsec > 0);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* An RC QP connected to itself whose sends complete on an extended CQ
+ * that reads completion timestamps. */
+static struct ibv_cq_ex *qp_with_timestamps(struct fx_qp *q)
+{
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = 8,
+		.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_cq_ex *cqx;
+
+	fx_qp_create(q, FX_DEV_MLX5, IBV_QPT_RC);
+	cqx = ibv_create_cq_ex(q->ctx, &cq_attr);
+	if (!cqx)
+		fail_msg("ibv_create_cq_ex(COMPLETION_TIMESTAMP): %s", strerror(errno));
+	FX_VERBS_OK(ibv_destroy_qp(q->qp));
+	init.send_cq = ibv_cq_ex_to_cq(cqx);
+	init.recv_cq = q->cq;
+	q->qp = ibv_create_qp(q->pd, &init);
+	if (!q->qp)
+		fail_msg("ibv_create_qp(RC, sends on an extended CQ): %s", strerror(errno));
+	fx_qp_to(q, IBV_QPS_RTS);
+	return cqx;
+}
+
+/* A signalled SEND to itself, into a receive posted at q->buf + 32; its
+ * completion's timestamp. */
+static uint64_t send_timestamp(struct fx_qp *q, struct ibv_cq_ex *cqx)
+{
+	struct ibv_sge rsge = { .addr = (uintptr_t)q->buf + 32, .length = 16, .lkey = q->mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)q->buf, .length = 8, .lkey = q->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_poll_cq_attr attr = { 0 };
+	struct ibv_wc wc;
+	uint64_t ts;
+	int ret;
+
+	FX_VERBS_OK(ibv_post_recv(q->qp, &rwr, &rbad));
+	FX_VERBS_OK(ibv_post_send(q->qp, &wr, &bad));
+	for (uint64_t start = 0; (ret = ibv_start_poll(cqx, &attr)) == ENOENT;)
+		if (!fx_pause(&start, 5000))
+			fail_msg("no completion of the SEND in 5 s");
+	FX_VERBS_OK(ret);
+	if (cqx->status != IBV_WC_SUCCESS)
+		fail_msg("SEND: %s", ibv_wc_status_str(cqx->status));
+	ts = ibv_wc_read_completion_ts(cqx);
+	ibv_end_poll(cqx);
+	fx_poll_one(q->cq, &wc);
+	return ts;
+}
+
+/* mlx5dv_ts_to_ns turns the device's cycles into nanoseconds at the rate
+ * ibv_query_device_ex reports (hca_core_clock, kHz), and a completion's
+ * timestamp into a time after the clock page was read and no earlier
+ * than the completion before it. */
+void mlx5dv_get_clock_info__converts_timestamps(void **state)
+{
+	struct ibv_device_attr_ex attr;
+	struct mlx5dv_clock_info ci;
+	struct ibv_cq_ex *cqx;
+	uint64_t ts1, ts2, ns1, ns2, second;
+	struct fx_qp q;
+
+	cqx = qp_with_timestamps(&q);
+	FX_VERBS_OK(ibv_query_device_ex(q.ctx, NULL, &attr));
+	assert_true(attr.hca_core_clock > 0);
+	FX_VERBS_OK(mlx5dv_get_clock_info(q.ctx, &ci));
+	assert_true(ci.mult > 0);
+	second = mlx5dv_ts_to_ns(&ci, ci.last_cycles + attr.hca_core_clock * 1000u) -
+		 mlx5dv_ts_to_ns(&ci, ci.last_cycles);
+	if (second < 1000000000u - 1000u || second > 1000000000u + 1000u)
+		fail_msg("a second of cycles (%llu at %llu kHz) converts to %llu ns",
+			 (unsigned long long)attr.hca_core_clock * 1000u,
+			 (unsigned long long)attr.hca_core_clock, (unsigned long long)second);
+	ts1 = send_timestamp(&q, cqx);
+	ts2 = send_timestamp(&q, cqx);
+	ns1 = mlx5dv_ts_to_ns(&ci, ts1);
+	ns2 = mlx5dv_ts_to_ns(&ci, ts2);
+	if (ns1 < ci.nsec)
+		fail_msg("a completion at %llu ns, before the clock page read at %llu ns",
+			 (unsigned long long)ns1, (unsigned long long)ci.nsec);
+	if (ns2 < ns1)
+		fail_msg("completions out of order in time: %llu ns, then %llu ns",
+			 (unsigned long long)ns1, (unsigned long long)ns2);
+	FX_VERBS_OK(ibv_destroy_qp(q.qp));
+	q.qp = NULL;
+	FX_VERBS_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	fx_qp_release(&q);
+}
+
+/* On a device that is not mlx5 there are no direct-verbs ops: EOPNOTSUPP. */
+void mlx5dv_get_clock_info__not_mlx5(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_NOT_MLX5);
+	struct mlx5dv_clock_info ci;
+
+	RC_ASSERT_ERRNO("mlx5dv_get_clock_info", mlx5dv_get_clock_info(ctx, &ci), EOPNOTSUPP);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* A QP's LAG port can be read or set only on a device with more than one
+ * LAG port; on any other, EOPNOTSUPP. */
+void mlx5dv_query_qp_lag_port__one_port(void **state)
+{
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS };
+	uint8_t port = 0, active = 0;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	FX_VERBS_OK(mlx5dv_query_device(q.ctx, &dv));
+	if ((dv.comp_mask & MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS) && dv.num_lag_ports > 1) {
+		fx_qp_release(&q);
+		RC_SKIP("capability: one LAG port (the device has %u)", dv.num_lag_ports);
+	}
+	fx_qp_to(&q, IBV_QPS_RTS);
+	RC_ASSERT_ERRNO("mlx5dv_query_qp_lag_port", mlx5dv_query_qp_lag_port(q.qp, &port, &active),
+			EOPNOTSUPP);
+	RC_ASSERT_ERRNO("mlx5dv_modify_qp_lag_port", mlx5dv_modify_qp_lag_port(q.qp, 1), EOPNOTSUPP);
+	fx_qp_release(&q);
+	fx_qp_create(&q, FX_DEV_NOT_MLX5, IBV_QPT_RC);
+	RC_ASSERT_ERRNO("mlx5dv_query_qp_lag_port", mlx5dv_query_qp_lag_port(q.qp, &port, &active),
+			EOPNOTSUPP);
+	fx_qp_release(&q);
+}
+
+/* mlx5_alloc_context refuses a comp_mask bit or a flag it does not know:
+ * NULL, errno EINVAL. */
+void mlx5dv_open_device__unknown_attr(void **state)
+{
+	struct ibv_context *probe = fx_open_device(FX_DEV_MLX5);
+	struct ibv_device *device = probe->device;
+	struct mlx5dv_context_attr attr = { .flags = 1u << 20 };
+	struct ibv_context *ctx;
+
+	ctx = mlx5dv_open_device(device, &attr);
+	if (ctx)
+		fail_msg("mlx5dv_open_device opened with an unknown flag");
+	RC_ASSERT_ERRNO("mlx5dv_open_device", errno, EINVAL);
+	attr = (struct mlx5dv_context_attr){ .comp_mask = 1ull << 20 };
+	ctx = mlx5dv_open_device(device, &attr);
+	if (ctx)
+		fail_msg("mlx5dv_open_device opened with an unknown comp_mask bit");
+	RC_ASSERT_ERRNO("mlx5dv_open_device", errno, EINVAL);
+	FX_VERBS_OK(ibv_close_device(probe));
+}
