@@ -131,7 +131,7 @@ VISIBILITY := -fvisibility=hidden
 # One folder per library (DESIGN.md): librdmamock.so.0 is the fabric and
 # the control API; each drop-in library is its own folder with its .map.
 CORE_SRC  := $(wildcard mock/fabric/*.c mock/control/*.c) mock/sys/view.c
-VERBS_SRC := $(wildcard mock/ibverbs/*.c)
+VERBS_SRC := $(wildcard mock/ibverbs/*.c mock/device/*.c)
 MLX5_SRC  := $(wildcard mock/mlx5/*.c)
 CM_SRC    := $(wildcard mock/rdmacm/*.c)
 

@@ -193,3 +193,168 @@ void mlx5dv_open_device__unknown_attr(void **state)
 	RC_ASSERT_ERRNO("mlx5dv_open_device", errno, EINVAL);
 	FX_VERBS_OK(ibv_close_device(probe));
 }
+
+/* ---------------------------------------------------------------- a CQ's ring */
+
+#define IMM 0x0badcafeu
+
+/* q's CQ as mlx5dv_init_obj hands it over. */
+static void cq_ring(struct fx_qp *q, struct mlx5dv_cq *dv)
+{
+	struct mlx5dv_obj obj = { .cq = { .in = q->cq, .out = dv } };
+
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
+	assert_non_null(dv->buf);
+	assert_non_null(dv->dbrec);
+	assert_int_equal(dv->cqe_size, 64);
+	assert_int_equal(dv->cqe_cnt, (uint32_t)q->cq->cqe + 1);
+	assert_int_equal(dv->cqe_cnt & (dv->cqe_cnt - 1), 0);
+}
+
+/* A receive at q->buf + 32, then a signalled SEND with immediate of 8
+ * bytes, to itself. */
+static void send_imm(struct fx_qp *q, uint32_t lkey)
+{
+	struct ibv_sge rsge = { .addr = (uintptr_t)q->buf + 32, .length = 16, .lkey = q->mr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)q->buf, .length = 8, .lkey = lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM, .imm_data = htobe32(IMM),
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	FX_VERBS_OK(ibv_post_recv(q->qp, &rwr, &rbad));
+	FX_VERBS_OK(ibv_post_send(q->qp, &wr, &bad));
+}
+
+/* The CQE software owns at index ci (the owner bit of its pass, an
+ * opcode other than INVALID), waited for up to 5 s. */
+static struct mlx5_cqe64 *raw_cqe(const struct mlx5dv_cq *dv, uint32_t ci)
+{
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)((char *)dv->buf +
+						       (size_t)(ci & (dv->cqe_cnt - 1)) * dv->cqe_size);
+
+	for (uint64_t start = 0;;) {
+		uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+		if (mlx5dv_get_cqe_opcode(cqe) != MLX5_CQE_INVALID &&
+		    (op_own & MLX5_CQE_OWNER_MASK) == !!(ci & dv->cqe_cnt))
+			return cqe;
+		if (!fx_pause(&start, 5000))
+			fail_msg("no CQE at index %u in 5 s (op_own 0x%02x)", ci, op_own);
+	}
+}
+
+/* Each completion is a CQE as the device writes it: the owner bit of the
+ * pass over the ring, the requester's opcode and QP number, its WQE's
+ * index; the responder's byte count and immediate. Read in place, then
+ * taken by ibv_poll_cq (which frees the send queue's slots, as only the
+ * provider's poll does), past the end of the ring and round again. */
+void mlx5dv_init_obj__cq_cqes(void **state)
+{
+	struct mlx5dv_cq dv;
+	struct fx_qp q;
+	uint32_t ci = 0;
+
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	cq_ring(&q, &dv);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	for (uint16_t wqe = 0; ci <= dv.cqe_cnt + 1; wqe++) {
+		bool req = false, resp = false;
+
+		send_imm(&q, q.mr->lkey);
+		struct ibv_wc wc[2];
+
+		for (int i = 0; i < 2; i++) {
+			struct mlx5_cqe64 *cqe = raw_cqe(&dv, ci + (uint32_t)i);
+			uint32_t sop = be32toh(cqe->sop_drop_qpn);
+
+			assert_int_equal(sop & 0xffffff, q.qp->qp_num);
+			switch (mlx5dv_get_cqe_opcode(cqe)) {
+			case MLX5_CQE_REQ:
+				req = true;
+				assert_int_equal(sop >> 24, MLX5_OPCODE_SEND_IMM);
+				assert_int_equal(be16toh(cqe->wqe_counter), wqe);
+				break;
+			case MLX5_CQE_RESP_SEND_IMM:
+				resp = true;
+				assert_int_equal(be32toh(cqe->byte_cnt), 8);
+				assert_int_equal(be32toh(cqe->imm_inval_pkey), IMM);
+				break;
+			default:
+				fail_msg("CQE %u: opcode %u", ci + (uint32_t)i, mlx5dv_get_cqe_opcode(cqe));
+			}
+		}
+		assert_true(req && resp);
+		assert_int_equal(ibv_poll_cq(q.cq, 2, wc), 2);
+		ci += 2;
+		assert_int_equal(be32toh(dv.dbrec[0]) & 0xffffff, ci);
+	}
+	fx_qp_release(&q);
+}
+
+/* ibv_poll_cq reads the ring the program was given, and moves its
+ * doorbell record past what it took. */
+void mlx5dv_init_obj__cq_poll_reads_ring(void **state)
+{
+	struct ibv_wc wc[2];
+	struct mlx5dv_cq dv;
+	struct fx_qp q;
+	int n = 0;
+
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	cq_ring(&q, &dv);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	send_imm(&q, q.mr->lkey);
+	for (uint64_t start = 0; n < 2;) {
+		int got = ibv_poll_cq(q.cq, 2 - n, wc + n);
+
+		assert_true(got >= 0);
+		n += got;
+		if (n < 2 && !fx_pause(&start, 5000))
+			fail_msg("%d completions of 2 in 5 s", n);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		if (wc[i].wr_id == 1) {
+			assert_int_equal(wc[i].opcode, IBV_WC_RECV);
+			assert_int_equal(wc[i].byte_len, 8);
+			assert_true(wc[i].wc_flags & IBV_WC_WITH_IMM);
+			assert_int_equal(be32toh(wc[i].imm_data), IMM);
+		} else {
+			assert_int_equal(wc[i].wr_id, 2);
+			assert_int_equal(wc[i].opcode, IBV_WC_SEND);
+		}
+	}
+	assert_int_equal(be32toh(dv.dbrec[0]) & 0xffffff, 2);
+	raw_cqe(&dv, 0);
+	raw_cqe(&dv, 1);
+	fx_qp_release(&q);
+}
+
+/* A send from a bad lkey completes in error: an error CQE (REQ_ERR) with
+ * the local protection syndrome and the QP's number. */
+void mlx5dv_init_obj__cq_error_syndrome(void **state)
+{
+	struct mlx5_err_cqe *err;
+	struct mlx5dv_cq dv;
+	struct fx_qp q;
+	uint32_t ci;
+
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	cq_ring(&q, &dv);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	send_imm(&q, q.mr->lkey + 0x100);
+	/* The receive may be flushed first or after: find the send's. */
+	for (ci = 0;; ci++) {
+		struct mlx5_cqe64 *cqe = raw_cqe(&dv, ci);
+
+		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ_ERR)
+			break;
+		if (ci == 2)
+			fail_msg("no requester's error CQE among 3");
+	}
+	err = (struct mlx5_err_cqe *)raw_cqe(&dv, ci);
+	assert_int_equal(err->syndrome, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+	assert_int_equal(be32toh(err->s_wqe_opcode_qpn) & 0xffffff, q.qp->qp_num);
+	fx_qp_release(&q);
+}

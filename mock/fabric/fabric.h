@@ -338,6 +338,16 @@ void fab_set_port_hook(void (*hook)(unsigned serial, bool up));
 /* Told when a device has a fatal error (rdmamock_device_fatal), in the
  * process that raised it: libibverbs tells every context of the device. */
 void fab_set_fatal_hook(void (*hook)(unsigned serial));
+/* What libmlx5's direct-verbs calls reach of the provider, which on the
+ * mock is the verbs layer: it sets them when it loads, as the mlx5
+ * provider's dv ops are its own. */
+struct mlx5dv_cq;
+struct fab_dv_provider {
+	/* mlx5dv_init_obj of a CQ: 0, or an errno. */
+	int (*cq_expose)(struct ibv_cq *cq, struct mlx5dv_cq *out);
+};
+void fab_set_dv_provider(const struct fab_dv_provider *provider);
+const struct fab_dv_provider *fab_dv_provider(void);
 bool fab_gid_is_multicast(const union ibv_gid *gid);
 /* ibv_attach_mcast / ibv_detach_mcast: -EINVAL for an unknown QP or a
  * group the QP is not in. */

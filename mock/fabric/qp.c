@@ -193,6 +193,18 @@ void fab_set_fatal_hook(void (*hook)(unsigned serial))
 	fab_fatal_hook = hook;
 }
 
+static const struct fab_dv_provider *dv_provider;
+
+void fab_set_dv_provider(const struct fab_dv_provider *provider)
+{
+	dv_provider = provider;
+}
+
+const struct fab_dv_provider *fab_dv_provider(void)
+{
+	return dv_provider;
+}
+
 /* The fault rdmamock/ibverbs/drop: the packet is lost on the wire, as on a
  * link that drops it, so a reliable sender retries and a datagram is gone.
  * Aimed by the sending device, either end's QP number and the sender's

@@ -283,7 +283,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	verbs_async_forget(cq->context, cq);
 	fab_free(mcq->current);
 	mcq->current = NULL;
-	mcq->current = NULL;
+	mlx5_cq_free(mcq);
 	while (mcq->head) {
 		struct mock_cqe *e = mcq->head;
 
@@ -331,9 +331,12 @@ MOCK_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	FAULT_POSITIVE(LIB, "ibv_resize_cq");
 	p = fab_profile_of(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality);
 	verbs_lock_take();
-	if (cqe < 1 || cqe > p->max_cqe || cqe < mcq->count)
+	if (cqe < 1 || cqe > p->max_cqe ||
+	    (uint32_t)cqe < (mcq->ring ? mlx5_cq_pending(mcq) : (uint32_t)mcq->count))
 		err = EINVAL;
-	else
+	else if (mcq->ring)
+		err = mlx5_cq_resize(mcq, (uint32_t)ring_size(cqe) + 1);
+	if (!err)
 		cq->cqe = ring_size(cqe);
 	verbs_lock_give();
 	return err;
@@ -433,7 +436,21 @@ int verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
+/* A completion record: a spare one, or a new one owned as the CQ. */
+static struct mock_cqe *cqe_new(struct mock_cq *cq)
+{
+	struct mock_cqe *e = cq->spare;
+
+	if (!e)
+		return fab_alloc_owned(fab_owner_of(cq), sizeof *e);
+	cq->spare = e->next;
+	cq->nspare--;
+	memset(e, 0, offsetof(struct mock_cqe, later_inline));
+	return e;
+}
+
+/* The oldest completion of the list, its message written. */
+static struct mock_cqe *list_pop(struct mock_cq *mcq)
 {
 	struct mock_cqe *e = mcq->head;
 
@@ -446,10 +463,61 @@ struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
 	/* A receive's message, kept for the poller, is in place before the
 	 * program sees its completion. */
 	deliver(e);
+	return e;
+}
+
+/* The next CQE of a ring, as a completion record. */
+static struct mock_cqe *ring_pop(struct mock_cq *mcq)
+{
+	struct mock_cqe *e;
+
+	if (!mlx5_cq_ready(mcq) || !(e = cqe_new(mcq)))
+		return NULL;
+	if (!mlx5_cq_read(mcq, e)) {
+		verbs_cqe_release(mcq, e);
+		return NULL;
+	}
+	return e;
+}
+
+struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
+{
+	struct mock_cqe *e = mcq->ring ? ring_pop(mcq) : list_pop(mcq);
+
 	/* Polling a send completion frees its send-queue slots. */
-	if (e->is_send && e->sq_mark > e->qp->sq_freed)
+	if (e && e->is_send && e->sq_mark > e->qp->sq_freed)
 		e->qp->sq_freed = e->sq_mark;
 	return e;
+}
+
+/* The WQE a completion is of, as its CQE gives it: a send's index in its
+ * queue (the mock's send queue takes one slot a WR). A receive's is not
+ * modelled yet (0). */
+static uint16_t wqe_counter(bool is_send, uint64_t sq_mark)
+{
+	return (uint16_t)(is_send ? sq_mark - 1 : 0);
+}
+
+int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out)
+{
+	struct mock_cq *mcq = verbs_cq_of(cq, "mlx5dv_init_obj");
+	struct mock_cqe *e;
+	int err = 0;
+
+	verbs_lock_take();
+	if (!mcq->ring && !(err = mlx5_cq_make_ring(mcq))) {
+		/* In order, each message written now: the program polls the
+		 * ring without a call. */
+		while ((e = list_pop(mcq))) {
+			mlx5_cq_write(mcq, &e->wc, e->qp, e->is_send, e->sq_mark, false,
+				      wqe_counter(e->is_send, e->sq_mark), e->timestamp);
+			verbs_cqe_release(mcq, e);
+		}
+	}
+	if (!err)
+		mlx5_cq_describe(mcq, out);
+	verbs_lock_give();
+	return err;
 }
 
 int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
@@ -521,38 +589,14 @@ static void deliver_now(const struct verbs_later *later)
 	deliver(&e);
 }
 
-void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
-		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later)
+/* The list's newest completion; false when there is no memory for it. */
+static bool list_push(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
+		      bool is_send, uint64_t sq_mark, const struct verbs_later *later)
 {
-	struct mock_channel *mch = (struct mock_channel *)cq->cq.channel;
-	struct mock_cqe *e;
-	struct cq_event *ev;
+	struct mock_cqe *e = cqe_new(cq);
 
-	/* A full CQ overruns: the completion is lost and the device raises
-	 * IBV_EVENT_CQ_ERR, once per completion it could not write, as
-	 * rxe_cq_post does; the QP that completed goes on. The fault
-	 * rdmamock/ibverbs/cq_err makes a CQ overrun that has room. */
-	if (cq->count >= cq->cq.cqe || cq_fault(qp)) {
-		/* The message was written all the same. */
-		if (later)
-			deliver_now(later);
-		if (!cq->overrun_said)
-			mock_log("CQ %p overrun (%d entries): completions are lost", (void *)&cq->cq,
-				 cq->cq.cqe);
-		cq->overrun_said = true;
-		verbs_async_cq(cq, IBV_EVENT_CQ_ERR);
-		return;
-	}
-	if ((e = cq->spare)) {
-		cq->spare = e->next;
-		cq->nspare--;
-		memset(e, 0, offsetof(struct mock_cqe, later_inline));
-	} else if (!(e = fab_alloc_owned(fab_owner_of(cq), sizeof *e))) {
-		mock_log("out of memory: a completion for QP %u lost", wc->qp_num);
-		if (later)
-			deliver_now(later);
-		return;
-	}
+	if (!e)
+		return false;
 	if (later && !keep(e, later, fab_owner_of(cq)))
 		deliver_now(later);
 	e->wc = *wc;
@@ -566,6 +610,48 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 		__atomic_store_n(&cq->head, e, __ATOMIC_RELEASE); /* a poller looks without the lock */
 	cq->tail = e;
 	cq->count++;
+	return true;
+}
+
+static bool cq_full(const struct mock_cq *cq)
+{
+	return cq->ring ? mlx5_cq_full(cq) : cq->count >= cq->cq.cqe;
+}
+
+void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
+		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later)
+{
+	struct mock_channel *mch = (struct mock_channel *)cq->cq.channel;
+	struct cq_event *ev;
+
+	/* A full CQ overruns: the completion is lost and the device raises
+	 * IBV_EVENT_CQ_ERR, once per completion it could not write, as
+	 * rxe_cq_post does; the QP that completed goes on. The fault
+	 * rdmamock/ibverbs/cq_err makes a CQ overrun that has room. */
+	if (cq_full(cq) || cq_fault(qp)) {
+		/* The message was written all the same. */
+		if (later)
+			deliver_now(later);
+		if (!cq->overrun_said)
+			mock_log("CQ %p overrun (%d entries): completions are lost", (void *)&cq->cq,
+				 cq->cq.cqe);
+		cq->overrun_said = true;
+		verbs_async_cq(cq, IBV_EVENT_CQ_ERR);
+		return;
+	}
+	if (cq->ring) {
+		/* A program may poll the ring itself: the message is in place
+		 * before the CQE. */
+		if (later)
+			deliver_now(later);
+		mlx5_cq_write(cq, wc, qp, is_send, sq_mark, solicited, wqe_counter(is_send, sq_mark),
+			      verbs_device_clock(cq->cq.context));
+	} else if (!list_push(cq, wc, qp, is_send, sq_mark, later)) {
+		mock_log("out of memory: a completion for QP %u lost", wc->qp_num);
+		if (later)
+			deliver_now(later);
+		return;
+	}
 
 	/* An error completion fires a solicited-only arm too, as the IB spec
 	 * asks. */
@@ -594,6 +680,10 @@ void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
 {
 	struct mock_cqe **pos = &cq->head, *e;
 
+	if (cq->ring) {
+		mlx5_cq_clean(cq, qp);
+		return;
+	}
 	cq->tail = NULL;
 	while ((e = *pos)) {
 		if (e->qp == qp) {
@@ -638,4 +728,14 @@ MOCK_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 	case IBV_WC_TM_RNDV_INCOMPLETE: return "TM software rendezvous";
 	}
 	return "unknown";
+}
+
+/* What libmlx5 reaches of this provider (fabric.h). */
+static const struct fab_dv_provider dv_provider = {
+	.cq_expose = verbs_cq_expose,
+};
+
+__attribute__((constructor)) static void dv_provider_set(void)
+{
+	fab_set_dv_provider(&dv_provider);
 }

@@ -14,6 +14,7 @@
 #include "fabric/arena.h"
 #include "fabric/fabric.h"
 #include "control/mock.h"
+#include "device/mlx5.h"
 
 #define VERBS_CONTEXT_MAGIC 0x76637478u /* "vctx" */
 #define VERBS_PD_MAGIC      0x76706421u /* "vpd!" */
@@ -178,6 +179,9 @@ struct mock_cq {
 	bool extended;
 	uint64_t wc_flags;
 	struct mock_cqe *current;
+	/* mlx5: its ring of CQEs, once mlx5dv_init_obj has handed it to the
+	 * program (device/mlx5.h); the list above stays empty from then. */
+	struct mlx5_cq_ring *ring;
 };
 
 struct recv_queue;
@@ -303,8 +307,13 @@ void verbs_cqe_release(struct mock_cq *cq, struct mock_cqe *e);
  * lock, by whoever adds or takes one). */
 static inline bool verbs_cq_empty(const struct mock_cq *mcq)
 {
+	if (__atomic_load_n(&mcq->ring, __ATOMIC_ACQUIRE))
+		return !mlx5_cq_ready(mcq);
 	return !__atomic_load_n(&mcq->head, __ATOMIC_ACQUIRE);
 }
+/* mlx5dv_init_obj of a CQ: its ring, made on the first call (what the CQ
+ * holds moved into it), described in out: 0, or ENOMEM. */
+int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out);
 /* The oldest completion, taken off the CQ (its send-queue slots freed);
  * NULL when the CQ is empty. */
 struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq);

@@ -245,9 +245,9 @@ MOCK_EXPORT struct ibv_context *mlx5dv_open_device(struct ibv_device *device,
 	return ibv_open_device(device);
 }
 
-/* What the mock can give of mlx5dv_init_obj: a PD's number. QPs, CQs,
- * SRQs, work queues, device memory and AVs would hand over hardware rings,
- * doorbells and Ethernet addresses, which the mock does not have: asking
+/* What the mock gives of mlx5dv_init_obj: a PD's number, and a CQ's ring
+ * of CQEs (device/mlx5.h), which the provider, the verbs layer, makes.
+ * QPs, SRQs, work queues, device memory and AVs have no model yet: asking
  * for any of them fails the whole call (EOPNOTSUPP) before anything is
  * written, and says so. */
 static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
@@ -271,7 +271,10 @@ static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
 
 MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 {
+	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ;
+	const struct fab_dv_provider *provider = fab_dv_provider();
 	struct ibv_context *ctx;
+	int err = 0;
 
 	FAULT_POSITIVE(LIB, "mlx5dv_init_obj");
 	MOCK_REQUIRE(obj, "mlx5dv_init_obj", "obj is NULL (upstream dereferences it)");
@@ -280,13 +283,21 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 		return EINVAL;
 	if (!dv_ops_of(ctx, NULL))
 		return EOPNOTSUPP;
-	if (obj_type & ~(uint64_t)MLX5DV_OBJ_PD) {
+	if (obj_type & ~known) {
 		static int said;
 
-		mock_not_implemented("mlx5dv_init_obj (objects other than MLX5DV_OBJ_PD)", &said);
+		mock_not_implemented("mlx5dv_init_obj (QPs, SRQs, work queues, device memory and AVs)",
+				     &said);
 		return EOPNOTSUPP;
 	}
-	obj->pd.out->comp_mask = 0;
-	obj->pd.out->pdn = obj->pd.in->handle;
-	return 0;
+	if (obj_type & MLX5DV_OBJ_CQ) {
+		MOCK_REQUIRE(obj->cq.in && obj->cq.out, "mlx5dv_init_obj",
+			     "obj->cq.in or obj->cq.out is NULL (upstream dereferences them)");
+		err = provider->cq_expose(obj->cq.in, obj->cq.out);
+	}
+	if (!err && (obj_type & MLX5DV_OBJ_PD)) {
+		obj->pd.out->comp_mask = 0;
+		obj->pd.out->pdn = obj->pd.in->handle;
+	}
+	return err;
 }
