@@ -358,3 +358,94 @@ void mlx5dv_init_obj__cq_error_syndrome(void **state)
 	assert_int_equal(be32toh(err->s_wqe_opcode_qpn) & 0xffffff, q.qp->qp_num);
 	fx_qp_release(&q);
 }
+
+/* ---------------------------------------------------------------- mlx5dv_create_cq */
+
+static struct ibv_cq_ex *dv_cq(struct ibv_context *ctx, struct mlx5dv_cq_init_attr *dv)
+{
+	struct ibv_cq_init_attr_ex attr = { .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS };
+
+	return mlx5dv_create_cq(ctx, &attr, dv);
+}
+
+static void dv_cq_refused(struct ibv_context *ctx, struct mlx5dv_cq_init_attr *dv, int want,
+			  const char *what)
+{
+	struct ibv_cq_ex *cq = dv_cq(ctx, dv);
+
+	if (cq) {
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+		fail_msg("mlx5dv_create_cq with %s succeeded", what);
+	}
+	RC_ASSERT_ERRNO("mlx5dv_create_cq", errno, want);
+}
+
+/* A CQE size of 128 gives a ring of 128-byte entries; any size but 64 and
+ * 128, an unknown comp_mask bit, an unknown flag are refused (EINVAL);
+ * so are compression and padding on a device that reports neither. */
+void mlx5dv_create_cq__attributes(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_MLX5);
+	struct mlx5dv_context caps = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION };
+	struct mlx5dv_cq_init_attr dv = { .comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE,
+					  .cqe_size = 128 };
+	struct mlx5dv_obj obj;
+	struct mlx5dv_cq out;
+	struct ibv_cq_ex *cq = dv_cq(ctx, &dv);
+
+	if (!cq)
+		fail_msg("mlx5dv_create_cq(cqe_size 128): %s", strerror(errno));
+	obj = (struct mlx5dv_obj){ .cq = { .in = ibv_cq_ex_to_cq(cq), .out = &out } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
+	assert_int_equal(out.cqe_size, 128);
+	assert_int_equal(out.cqe_cnt, (uint32_t)ibv_cq_ex_to_cq(cq)->cqe + 1);
+	FX_VERBS_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+
+	dv.cqe_size = 100;
+	dv_cq_refused(ctx, &dv, EINVAL, "cqe_size 100");
+	dv = (struct mlx5dv_cq_init_attr){ .comp_mask = 1u << 20 };
+	dv_cq_refused(ctx, &dv, EINVAL, "comp_mask bit 20");
+	dv = (struct mlx5dv_cq_init_attr){ .comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_FLAGS,
+					   .flags = 1u << 20 };
+	dv_cq_refused(ctx, &dv, EINVAL, "flag bit 20");
+	FX_VERBS_OK(mlx5dv_query_device(ctx, &caps));
+	if ((caps.comp_mask & MLX5DV_CONTEXT_MASK_CQE_COMPRESION) && !caps.cqe_comp_caps.max_num) {
+		dv = (struct mlx5dv_cq_init_attr){ .comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE,
+						   .cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH };
+		dv_cq_refused(ctx, &dv, EINVAL, "compression on a device without it");
+	}
+	if (!(caps.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD)) {
+		dv = (struct mlx5dv_cq_init_attr){
+			.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_FLAGS | MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE,
+			.flags = MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD, .cqe_size = 128 };
+		dv_cq_refused(ctx, &dv, EINVAL, "128-byte padding on a device without it");
+	}
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* On a device that is not mlx5: NULL, EOPNOTSUPP. */
+void mlx5dv_create_cq__not_mlx5(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_NOT_MLX5);
+
+	dv_cq_refused(ctx, NULL, EOPNOTSUPP, "a device that is not mlx5");
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* An empty CQ is refused, through the verbs call and the mlx5dv one. */
+void mlx5dv_create_cq__no_entries(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_MLX5);
+	struct ibv_cq_init_attr_ex attr = { .cqe = 0, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 0, NULL, NULL, 0);
+
+	if (cq) {
+		ibv_destroy_cq(cq);
+		fail_msg("ibv_create_cq(cqe 0) succeeded on an mlx5 device");
+	}
+	RC_ASSERT_ERRNO("ibv_create_cq", errno, EINVAL);
+	if (mlx5dv_create_cq(ctx, &attr, NULL))
+		fail_msg("mlx5dv_create_cq(cqe 0) succeeded");
+	RC_ASSERT_ERRNO("mlx5dv_create_cq", errno, EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}

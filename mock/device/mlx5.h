@@ -58,5 +58,9 @@ void mlx5_cq_clean(struct mock_cq *cq, const struct mock_qp *qp);
  * unconsumed CQEs carried over: 0, or ENOMEM. */
 int mlx5_cq_resize(struct mock_cq *cq, uint32_t cqe_cnt);
 void mlx5_cq_free(struct mock_cq *cq);
+/* The mlx5 provider's checks of mlx5dv_create_cq's attributes (dv may be
+ * NULL: ibv_create_cq's), after the verbs checks, and the CQE size they
+ * give (mlx5dv's, else MLX5_CQE_SIZE's, else 64): 0, or EINVAL. */
+int mlx5_cq_attr(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_size);
 
 #endif

@@ -9,6 +9,7 @@
  * INVALID and whose owner bit matches its own pass. */
 #include <endian.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "device/mlx5.h"
@@ -25,7 +26,8 @@ struct mlx5_cq_slot {
 };
 
 struct mlx5_cq_ring {
-	struct mlx5_cqe64 *buf;     /* cqe_cnt entries, 64-byte aligned */
+	char *buf;                  /* cqe_cnt entries of cqe_size, 64-byte aligned */
+	uint32_t cqe_size;          /* 64, or 128: the CQE in the entry's last 64 bytes */
 	__be32 *dbrec;              /* [0] the consumer's index (24 bits), [1] arming */
 	struct mlx5_cq_slot *slots;
 	uint32_t cqe_cnt;           /* a power of two */
@@ -35,13 +37,20 @@ struct mlx5_cq_ring {
 	void *block;                /* the one allocation all of it lives in */
 };
 
-#define CQE_SIZE 64u
+#define CQE64 64u
 #define DBREC_SIZE 64u /* a cache line of its own */
 #define INDEX_MASK 0xffffffu
 
-static struct mlx5_cq_ring *ring_new(int owner, uint32_t cqe_cnt)
+/* The 64-byte CQE of the entry at index: the entry's last 64 bytes. */
+static struct mlx5_cqe64 *cqe_at(const struct mlx5_cq_ring *r, uint32_t index)
 {
-	size_t size = sizeof(struct mlx5_cq_ring) + CQE_SIZE + (size_t)cqe_cnt * CQE_SIZE +
+	return (struct mlx5_cqe64 *)(r->buf + (size_t)(index & (r->cqe_cnt - 1)) * r->cqe_size +
+				     r->cqe_size - CQE64);
+}
+
+static struct mlx5_cq_ring *ring_new(int owner, uint32_t cqe_cnt, uint32_t cqe_size)
+{
+	size_t size = sizeof(struct mlx5_cq_ring) + CQE64 + (size_t)cqe_cnt * cqe_size +
 		      DBREC_SIZE + (size_t)cqe_cnt * sizeof(struct mlx5_cq_slot);
 	char *block = fab_alloc_owned(owner, size), *p;
 	struct mlx5_cq_ring *r;
@@ -49,21 +58,17 @@ static struct mlx5_cq_ring *ring_new(int owner, uint32_t cqe_cnt)
 	if (!block)
 		return NULL;
 	r = (struct mlx5_cq_ring *)block;
-	p = (char *)(((uintptr_t)(r + 1) + CQE_SIZE - 1) & ~(uintptr_t)(CQE_SIZE - 1));
-	r->buf = (struct mlx5_cqe64 *)p;
-	r->dbrec = (__be32 *)(p + (size_t)cqe_cnt * CQE_SIZE);
-	r->slots = (struct mlx5_cq_slot *)(p + (size_t)cqe_cnt * CQE_SIZE + DBREC_SIZE);
+	p = (char *)(((uintptr_t)(r + 1) + CQE64 - 1) & ~(uintptr_t)(CQE64 - 1));
+	r->buf = p;
+	r->dbrec = (__be32 *)(p + (size_t)cqe_cnt * cqe_size);
+	r->slots = (struct mlx5_cq_slot *)(p + (size_t)cqe_cnt * cqe_size + DBREC_SIZE);
 	r->cqe_cnt = cqe_cnt;
+	r->cqe_size = cqe_size;
 	r->block = block;
 	/* The provider's mlx5_alloc_cq_buf: every entry INVALID, owner 0. */
 	for (uint32_t i = 0; i < cqe_cnt; i++)
-		r->buf[i].op_own = MLX5_CQE_INVALID << 4;
+		cqe_at(r, i)->op_own = MLX5_CQE_INVALID << 4;
 	return r;
-}
-
-static struct mlx5_cqe64 *cqe_at(const struct mlx5_cq_ring *r, uint32_t index)
-{
-	return &r->buf[index & (r->cqe_cnt - 1)];
 }
 
 static uint8_t owner_of(const struct mlx5_cq_ring *r, uint32_t index)
@@ -335,7 +340,7 @@ static uint32_t cq_number(const struct mock_cq *cq)
 
 int mlx5_cq_make_ring(struct mock_cq *cq)
 {
-	struct mlx5_cq_ring *r = ring_new(fab_owner_of(cq), (uint32_t)cq->cq.cqe + 1);
+	struct mlx5_cq_ring *r = ring_new(fab_owner_of(cq), (uint32_t)cq->cq.cqe + 1, cq->cqe_size);
 
 	if (!r)
 		return ENOMEM;
@@ -351,7 +356,7 @@ void mlx5_cq_describe(const struct mock_cq *cq, struct mlx5dv_cq *out)
 	out->buf = r->buf;
 	out->dbrec = r->dbrec;
 	out->cqe_cnt = r->cqe_cnt;
-	out->cqe_size = CQE_SIZE;
+	out->cqe_size = r->cqe_size;
 	out->cq_uar = NULL;
 	out->cqn = r->cqn;
 	out->comp_mask = 0;
@@ -407,7 +412,7 @@ void mlx5_cq_clean(struct mock_cq *cq, const struct mock_qp *qp)
 			struct mlx5_cqe64 *dst = cqe_at(r, to);
 			uint8_t owner = dst->op_own & MLX5_CQE_OWNER_MASK;
 
-			memcpy(dst, cqe_at(r, index), CQE_SIZE);
+			memcpy(dst, cqe_at(r, index), CQE64);
 			dst->op_own = (uint8_t)((dst->op_own & ~MLX5_CQE_OWNER_MASK) | owner);
 			r->slots[to & (r->cqe_cnt - 1)] = *slot;
 		}
@@ -421,7 +426,7 @@ void mlx5_cq_clean(struct mock_cq *cq, const struct mock_qp *qp)
 
 int mlx5_cq_resize(struct mock_cq *cq, uint32_t cqe_cnt)
 {
-	struct mlx5_cq_ring *old = cq->ring, *r = ring_new(fab_owner_of(cq), cqe_cnt);
+	struct mlx5_cq_ring *old = cq->ring, *r = ring_new(fab_owner_of(cq), cqe_cnt, old->cqe_size);
 	struct mock_cqe e;
 
 	if (!r)
@@ -440,4 +445,32 @@ void mlx5_cq_free(struct mock_cq *cq)
 	if (cq->ring)
 		fab_free(cq->ring->block);
 	cq->ring = NULL;
+}
+
+int mlx5_cq_attr(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_size)
+{
+	const uint64_t known = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE | MLX5DV_CQ_INIT_ATTR_MASK_FLAGS |
+			       MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+	const char *env = getenv("MLX5_CQE_SIZE");
+	int size = 64;
+
+	if (dv && (dv->comp_mask & ~known))
+		return EINVAL;
+	if (dv && (dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE))
+		size = dv->cqe_size;
+	else if (env)
+		size = atoi(env);
+	if (size != 64 && size != 128)
+		return EINVAL;
+	*cqe_size = (uint32_t)size;
+	if (!dv)
+		return 0;
+	/* The mock writes no compressed CQEs (cqe_comp_caps.max_num 0). */
+	if (dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE)
+		return EINVAL;
+	/* A flag it does not know, and CQE_PAD, the only one it does: the mock
+	 * pads no 128-byte CQEs (no MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD). */
+	if ((dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_FLAGS) && dv->flags)
+		return EINVAL;
+	return 0;
 }

@@ -342,9 +342,13 @@ void fab_set_fatal_hook(void (*hook)(unsigned serial));
  * mock is the verbs layer: it sets them when it loads, as the mlx5
  * provider's dv ops are its own. */
 struct mlx5dv_cq;
+struct mlx5dv_cq_init_attr;
 struct fab_dv_provider {
 	/* mlx5dv_init_obj of a CQ: 0, or an errno. */
 	int (*cq_expose)(struct ibv_cq *cq, struct mlx5dv_cq *out);
+	/* mlx5dv_create_cq on an mlx5 device: NULL with errno on failure. */
+	struct ibv_cq_ex *(*cq_create)(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
+				       struct mlx5dv_cq_init_attr *dv);
 };
 void fab_set_dv_provider(const struct fab_dv_provider *provider);
 const struct fab_dv_provider *fab_dv_provider(void);

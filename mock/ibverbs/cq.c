@@ -154,8 +154,8 @@ static int check_cq(struct mock_context *mc, const struct ibv_cq_init_attr_ex *a
 
 	if (attr->channel)
 		channel_of(attr->channel, "ibv_create_cq");
-	/* rxe refuses an empty CQ; mlx5 rounds 0 up to a one-entry ring. */
-	if (attr->cqe > (uint32_t)p->max_cqe || (cqe == 0 && mc->mdev->personality != RDMAMOCK_MLX5) ||
+	/* Both refuse an empty CQ (mlx5's create_cq: "CQE invalid"). */
+	if (attr->cqe > (uint32_t)p->max_cqe || cqe == 0 ||
 	    attr->comp_vector >= (uint32_t)context->num_comp_vectors ||
 	    (attr->channel && attr->channel->context != context))
 		return EINVAL;
@@ -173,13 +173,18 @@ static int check_cq(struct mock_context *mc, const struct ibv_cq_init_attr_ex *a
 	return 0;
 }
 
+/* dv: mlx5dv_create_cq's attributes, or NULL. */
 static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr,
-				 bool extended)
+				 bool extended, const struct mlx5dv_cq_init_attr *dv)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_create_cq");
 	struct ibv_comp_channel *channel = attr->channel;
 	struct mock_cq *mcq = NULL;
+	uint32_t cqe_size = 64;
 	int err = check_cq(mc, attr);
+
+	if (!err && mc->mdev->personality == RDMAMOCK_MLX5)
+		err = mlx5_cq_attr(dv, &cqe_size);
 
 	if (!err && !(mcq = fab_alloc(sizeof *mcq)))
 		err = ENOMEM;
@@ -188,6 +193,7 @@ static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_c
 		return NULL;
 	}
 	mcq->magic = VERBS_CQ_MAGIC;
+	mcq->cqe_size = cqe_size;
 	mcq->cq.cqe = ring_size(attr->cqe ? (int)attr->cqe : 1);
 	/* What libibverbs' verbs_init_cq sets. */
 	mcq->cq.context = context;
@@ -227,7 +233,7 @@ MOCK_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, v
 		errno = EINVAL;
 		return NULL;
 	}
-	mcq = create_cq(context, &attr, false);
+	mcq = create_cq(context, &attr, false, NULL);
 	return mcq ? &mcq->cq : NULL;
 }
 
@@ -240,7 +246,21 @@ struct ibv_cq_ex *verbs_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 	if (mock_fault(FAULT_NAME(LIB, "ibv_create_cq_ex"), &errno))
 		return NULL;
 	MOCK_REQUIRE(attr, "ibv_create_cq_ex", "cq_attr is NULL (upstream dereferences it)");
-	mcq = create_cq(context, attr, true);
+	mcq = create_cq(context, attr, true, NULL);
+	return mcq ? &mcq->cqx : NULL;
+}
+
+/* mlx5dv_create_cq, on an mlx5 device: ibv_create_cq_ex's checks, then
+ * the provider's of the mlx5 attributes. */
+static struct ibv_cq_ex *create_cq_dv(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
+				      struct mlx5dv_cq_init_attr *dv)
+{
+	struct mock_cq *mcq;
+
+	verbs_context_of(context, "mlx5dv_create_cq");
+	VERBS_DEAD_NULL(context);
+	MOCK_REQUIRE(attr, "mlx5dv_create_cq", "cq_attr is NULL (upstream dereferences it)");
+	mcq = create_cq(context, attr, true, dv);
 	return mcq ? &mcq->cqx : NULL;
 }
 
@@ -733,6 +753,7 @@ MOCK_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 /* What libmlx5 reaches of this provider (fabric.h). */
 static const struct fab_dv_provider dv_provider = {
 	.cq_expose = verbs_cq_expose,
+	.cq_create = create_cq_dv,
 };
 
 __attribute__((constructor)) static void dv_provider_set(void)

@@ -182,6 +182,7 @@ struct mock_cq {
 	/* mlx5: its ring of CQEs, once mlx5dv_init_obj has handed it to the
 	 * program (device/mlx5.h); the list above stays empty from then. */
 	struct mlx5_cq_ring *ring;
+	uint32_t cqe_size; /* mlx5: 64 or 128 (mlx5dv_create_cq, MLX5_CQE_SIZE) */
 };
 
 struct recv_queue;

@@ -175,6 +175,21 @@ MOCK_EXPORT int mlx5dv_modify_qp_udp_sport(struct ibv_qp *qp, uint16_t udp_sport
 	return ops->modify_qp_udp_sport(qp, udp_sport, caps);
 }
 
+/* An extended CQ with the mlx5 attributes: its CQE size (64 or 128);
+ * compression and padding refused, as on a device without them (EINVAL,
+ * the provider's answer). The provider (the verbs layer) makes it. */
+MOCK_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context,
+					       struct ibv_cq_init_attr_ex *cq_attr,
+					       struct mlx5dv_cq_init_attr *mlx5_cq_attr)
+{
+	FAULT_NULL(LIB, "mlx5dv_create_cq");
+	if (!dv_ops_of(context, NULL)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return fab_dv_provider()->cq_create(context, cq_attr, mlx5_cq_attr);
+}
+
 MOCK_EXPORT int mlx5dv_get_clock_info(struct ibv_context *ctx_in,
 				      struct mlx5dv_clock_info *clock_info)
 {
