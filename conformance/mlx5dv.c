@@ -449,3 +449,168 @@ void mlx5dv_create_cq__no_entries(void **state)
 	RC_ASSERT_ERRNO("mlx5dv_create_cq", errno, EINVAL);
 	FX_VERBS_OK(ibv_close_device(ctx));
 }
+
+/* ---------------------------------------------------------------- raw WQEs */
+
+struct raw {
+	struct fx_qp q;
+	struct mlx5dv_cq cq;
+	struct mlx5dv_qp qp;
+	struct ibv_mr *mr;     /* over buf, every access */
+	uint64_t buf[64];
+	uint32_t sq_pi, rq_pi, ci;
+};
+
+static void raw_open(struct raw *r)
+{
+	struct mlx5dv_obj obj = { .qp = { .in = NULL, .out = &r->qp } };
+
+	memset(r, 0, sizeof *r);
+	fx_qp_create(&r->q, FX_DEV_MLX5, IBV_QPT_RC);
+	cq_ring(&r->q, &r->cq);
+	obj.qp.in = r->q.qp;
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+	assert_non_null(r->qp.dbrec);
+	assert_non_null(r->qp.sq.buf);
+	assert_non_null(r->qp.bf.reg);
+	assert_int_equal(r->qp.sq.stride, 64);
+	assert_true(r->qp.sq.wqe_cnt >= 4);
+	r->mr = ibv_reg_mr(r->q.pd, r->buf, sizeof r->buf,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!r->mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	fx_qp_to(&r->q, IBV_QPS_RTS);
+	/* The fixture's QP takes remote writes; these tests read and add too. */
+	FX_VERBS_OK(ibv_modify_qp(r->q.qp,
+				  &(struct ibv_qp_attr){ .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+								      IBV_ACCESS_REMOTE_READ |
+								      IBV_ACCESS_REMOTE_ATOMIC },
+				  IBV_QP_ACCESS_FLAGS));
+}
+
+static void raw_close(struct raw *r)
+{
+	FX_VERBS_OK(ibv_dereg_mr(r->mr));
+	fx_qp_release(&r->q);
+}
+
+static void *raw_wqe(struct raw *r)
+{
+	return (char *)r->qp.sq.buf + (size_t)(r->sq_pi & (r->qp.sq.wqe_cnt - 1)) * 64;
+}
+
+/* The record, then the doorbell: the control segment's first 8 bytes. */
+static void raw_ring(struct raw *r, const struct mlx5_wqe_ctrl_seg *ctrl)
+{
+	r->sq_pi++;
+	__atomic_store_n(&r->qp.dbrec[MLX5_SND_DBR], htobe32(r->sq_pi & 0xffff), __ATOMIC_RELEASE);
+	*(volatile uint64_t *)r->qp.bf.reg = *(const uint64_t *)ctrl;
+}
+
+static struct mlx5_cqe64 *raw_take(struct raw *r)
+{
+	struct mlx5_cqe64 *cqe = raw_cqe(&r->cq, r->ci);
+
+	r->ci++;
+	__atomic_store_n(&r->cq.dbrec[0], htobe32(r->ci & 0xffffff), __ATOMIC_RELEASE);
+	return cqe;
+}
+
+/* A program writes its WQEs and receive WQEs itself and rings the
+ * doorbell; the device runs them and writes their CQEs: a SEND with
+ * immediate into a receive the program wrote, an RDMA WRITE, an RDMA READ
+ * and a fetch-and-add, each one block, each found in the CQ by its index. */
+void mlx5dv_init_obj__qp_raw_wqes(void **state)
+{
+	struct mlx5_wqe_data_seg *rseg;
+	struct mlx5_wqe_ctrl_seg *ctrl;
+	struct mlx5_cqe64 *cqe;
+	uint32_t qpn, lkey, rkey;
+	struct raw r;
+
+	raw_open(&r);
+	qpn = r.q.qp->qp_num;
+	lkey = r.mr->lkey;
+	rkey = r.mr->rkey;
+
+	/* A receive WQE of the program's own, into buf[8..9]. */
+	rseg = (struct mlx5_wqe_data_seg *)((char *)r.qp.rq.buf +
+					    (size_t)(r.rq_pi & (r.qp.rq.wqe_cnt - 1)) * r.qp.rq.stride);
+	mlx5dv_set_data_seg(&rseg[0], 16, lkey, (uintptr_t)&r.buf[8]);
+	if (r.qp.rq.stride > 16)
+		mlx5dv_set_data_seg(&rseg[1], 0, MLX5_INVALID_LKEY, 0);
+	r.rq_pi++;
+	__atomic_store_n(&r.qp.dbrec[MLX5_RCV_DBR], htobe32(r.rq_pi & 0xffff), __ATOMIC_RELEASE);
+
+	/* SEND with immediate of buf[0]. */
+	r.buf[0] = 0x1122334455667788ull;
+	ctrl = raw_wqe(&r);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_SEND_IMM, 0, qpn,
+			    MLX5_WQE_CTRL_CQ_UPDATE, 2, 0, htobe32(IMM));
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(ctrl + 1), 8, lkey, (uintptr_t)&r.buf[0]);
+	raw_ring(&r, ctrl);
+	for (int i = 0; i < 2; i++) {
+		cqe = raw_take(&r);
+		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ) {
+			assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_SEND_IMM);
+			assert_int_equal(be16toh(cqe->wqe_counter), 0);
+		} else {
+			assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_RESP_SEND_IMM);
+			assert_int_equal(be32toh(cqe->byte_cnt), 8);
+			assert_int_equal(be32toh(cqe->imm_inval_pkey), IMM);
+			assert_int_equal(be16toh(cqe->wqe_counter), 0);
+		}
+	}
+	assert_true(r.buf[8] == 0x1122334455667788ull);
+
+	/* RDMA WRITE of buf[0] to buf[16]. */
+	ctrl = raw_wqe(&r);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_RDMA_WRITE, 0, qpn,
+			    MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
+	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->raddr = htobe64((uintptr_t)&r.buf[16]);
+	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->rkey = htobe32(rkey);
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)((char *)ctrl + 32), 8, lkey,
+			    (uintptr_t)&r.buf[0]);
+	raw_ring(&r, ctrl);
+	cqe = raw_take(&r);
+	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_RDMA_WRITE);
+	assert_int_equal(be16toh(cqe->wqe_counter), 1);
+	assert_true(r.buf[16] == 0x1122334455667788ull);
+
+	/* RDMA READ of buf[16] into buf[24]. */
+	ctrl = raw_wqe(&r);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_RDMA_READ, 0, qpn,
+			    MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
+	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->raddr = htobe64((uintptr_t)&r.buf[16]);
+	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->rkey = htobe32(rkey);
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)((char *)ctrl + 32), 8, lkey,
+			    (uintptr_t)&r.buf[24]);
+	raw_ring(&r, ctrl);
+	cqe = raw_take(&r);
+	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_RDMA_READ);
+	assert_int_equal(be32toh(cqe->byte_cnt), 8);
+	assert_int_equal(be16toh(cqe->wqe_counter), 2);
+	assert_true(r.buf[24] == 0x1122334455667788ull);
+
+	/* Fetch-and-add of 5 on buf[32], the old value into buf[40]. */
+	r.buf[32] = 100;
+	ctrl = raw_wqe(&r);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_ATOMIC_FA, 0, qpn,
+			    MLX5_WQE_CTRL_CQ_UPDATE, 4, 0, 0);
+	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->raddr = htobe64((uintptr_t)&r.buf[32]);
+	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->rkey = htobe32(rkey);
+	((struct mlx5_wqe_atomic_seg *)((char *)ctrl + 32))->swap_add = htobe64(5);
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)((char *)ctrl + 48), 8, lkey,
+			    (uintptr_t)&r.buf[40]);
+	raw_ring(&r, ctrl);
+	cqe = raw_take(&r);
+	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_ATOMIC_FA);
+	assert_int_equal(be16toh(cqe->wqe_counter), 3);
+	assert_true(r.buf[32] == 105);
+	assert_true(be64toh(r.buf[40]) == 100 || r.buf[40] == 100);
+	raw_close(&r);
+}

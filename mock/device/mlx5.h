@@ -63,4 +63,54 @@ void mlx5_cq_free(struct mock_cq *cq);
  * give (mlx5dv's, else MLX5_CQE_SIZE's, else 64): 0, or EINVAL. */
 int mlx5_cq_attr(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_size);
 
+/* ---------------------------------------------------------------- work queues */
+
+/* The send and receive queues of a QP that has them (qp->ring). */
+struct mlx5_qp_ring;
+struct ibv_send_wr;
+struct ibv_recv_wr;
+struct ibv_sge;
+
+/* Give the QP its queues, sized from its caps as the provider sizes them:
+ * 0, or ENOMEM. */
+int mlx5_qp_make_ring(struct mock_qp *qp);
+void mlx5_qp_free(struct mock_qp *qp);
+/* The queues as mlx5dv_init_obj describes them; uar is the doorbell. */
+void mlx5_qp_describe(const struct mock_qp *qp, struct mlx5dv_qp *out, void *uar);
+/* ibv_post_recv's receive, written as a receive WQE with the record
+ * moved: 0, EINVAL (more SGEs than the stride holds) or ENOMEM (full). */
+int mlx5_rq_post(struct mock_qp *qp, const struct ibv_recv_wr *wr);
+/* The next receive WQE the record says is there, as a receive WR (wr_id
+ * ibv_post_recv's, 0 for a program's own), its SGEs in sge (room for
+ * mlx5_rq_max_sge), its index in *index: 0, or ENOENT. */
+int mlx5_rq_take(struct mock_qp *qp, struct ibv_recv_wr *wr, struct ibv_sge *sge, uint16_t *index);
+uint32_t mlx5_rq_max_sge(const struct mock_qp *qp);
+/* ibv_post_send's WQE, written at the queue's next block and taken by the
+ * device at once: its index (its first block). mark is the mock's count of
+ * the QP's sends, by which its completion finds the index again. */
+uint16_t mlx5_sq_write(struct mock_qp *qp, const struct ibv_send_wr *wr, uint64_t mark);
+/* The index of the WQE of a send mark (mlx5_sq_write's or mlx5_sq_index's). */
+uint16_t mlx5_qp_wqe_index(const struct mock_qp *qp, uint64_t mark);
+void mlx5_sq_index(struct mock_qp *qp, uint64_t mark, uint16_t index);
+/* A program's doorbell: run every WQE between what the device took and
+ * what the record says, each read back as a send WR (its SGEs and inline
+ * data valid during the call) and handed to run with its index; status
+ * is not IBV_WC_SUCCESS for a WQE the device cannot run (an opcode it
+ * does not model). How many ran. */
+typedef void (*mlx5_run_wqe)(struct mock_qp *qp, const struct ibv_send_wr *wr, uint16_t index,
+			     enum ibv_wc_status status);
+int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run);
+/* This process's QPs whose record is ahead of the device: the first after
+ * `after` (NULL: from the start), or NULL. */
+struct mock_qp *mlx5_qp_next_rung(struct mock_qp *after);
+
+/* ---------------------------------------------------------------- the doorbell
+ *
+ * The register a program writes to ring (doorbell.c): a page of this
+ * process that no access reaches without a fault. The storing thread,
+ * taken out of the fault's handler, calls ring(), which runs what the
+ * records say, and goes on past the store; any other fault goes to the
+ * handler the program had. NULL where there is no such page (not x86-64). */
+void *mlx5_doorbell_page(void (*ring)(void));
+
 #endif

@@ -343,12 +343,15 @@ void fab_set_fatal_hook(void (*hook)(unsigned serial));
  * provider's dv ops are its own. */
 struct mlx5dv_cq;
 struct mlx5dv_cq_init_attr;
+struct mlx5dv_qp;
 struct fab_dv_provider {
 	/* mlx5dv_init_obj of a CQ: 0, or an errno. */
 	int (*cq_expose)(struct ibv_cq *cq, struct mlx5dv_cq *out);
 	/* mlx5dv_create_cq on an mlx5 device: NULL with errno on failure. */
 	struct ibv_cq_ex *(*cq_create)(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
 				       struct mlx5dv_cq_init_attr *dv);
+	/* mlx5dv_init_obj of a QP: 0, or an errno. */
+	int (*qp_expose)(struct ibv_qp *qp, struct mlx5dv_qp *out);
 };
 void fab_set_dv_provider(const struct fab_dv_provider *provider);
 const struct fab_dv_provider *fab_dv_provider(void);

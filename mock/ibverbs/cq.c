@@ -511,11 +511,14 @@ struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
 }
 
 /* The WQE a completion is of, as its CQE gives it: a send's index in its
- * queue (the mock's send queue takes one slot a WR). A receive's is not
- * modelled yet (0). */
-static uint16_t wqe_counter(bool is_send, uint64_t sq_mark)
+ * queue (its first block when the QP has its ring; else the mock's send
+ * queue, one slot a WR); a receive's, which verbs_cq_add is given as its
+ * mark. */
+static uint16_t wqe_counter(const struct mock_qp *qp, bool is_send, uint64_t mark)
 {
-	return (uint16_t)(is_send ? sq_mark - 1 : 0);
+	if (!is_send)
+		return (uint16_t)mark;
+	return qp && qp->ring ? mlx5_qp_wqe_index(qp, mark) : (uint16_t)(mark - 1);
 }
 
 int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out)
@@ -530,7 +533,7 @@ int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out)
 		 * ring without a call. */
 		while ((e = list_pop(mcq))) {
 			mlx5_cq_write(mcq, &e->wc, e->qp, e->is_send, e->sq_mark, false,
-				      wqe_counter(e->is_send, e->sq_mark), e->timestamp);
+				      wqe_counter(e->qp, e->is_send, e->sq_mark), e->timestamp);
 			verbs_cqe_release(mcq, e);
 		}
 	}
@@ -664,7 +667,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 		 * before the CQE. */
 		if (later)
 			deliver_now(later);
-		mlx5_cq_write(cq, wc, qp, is_send, sq_mark, solicited, wqe_counter(is_send, sq_mark),
+		mlx5_cq_write(cq, wc, qp, is_send, sq_mark, solicited, wqe_counter(qp, is_send, sq_mark),
 			      verbs_device_clock(cq->cq.context));
 	} else if (!list_push(cq, wc, qp, is_send, sq_mark, later)) {
 		mock_log("out of memory: a completion for QP %u lost", wc->qp_num);
@@ -754,6 +757,7 @@ MOCK_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 static const struct fab_dv_provider dv_provider = {
 	.cq_expose = verbs_cq_expose,
 	.cq_create = create_cq_dv,
+	.qp_expose = verbs_qp_expose,
 };
 
 __attribute__((constructor)) static void dv_provider_set(void)

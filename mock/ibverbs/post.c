@@ -60,6 +60,7 @@ int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t 
 	w->rq = rq;
 	w->next = NULL;
 	w->wr_id = wr->wr_id;
+	w->wqe_index = 0;
 	w->num_sge = wr->num_sge;
 	if (wr->num_sge)
 		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof w->sge[0]);
@@ -124,12 +125,39 @@ static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
 	/* rxe, after C10-97.2.1: no receives before INIT. */
 	if (mqp->state == IBV_QPS_RESET)
 		return EINVAL;
+	if (mqp->ring) {
+		/* Its receive queue is the ring: the WQE goes there, and the
+		 * device takes it from there (verbs_rq_pull). */
+		err = mlx5_rq_post(mqp, wr);
+		if (!err && mqp->state == IBV_QPS_ERR)
+			verbs_qp_flush_recvs(mqp);
+		return err;
+	}
 	/* A QP in ERR takes the request and flushes it at once. */
 	err = verbs_rq_post(&mqp->rq, wr, mqp->state == IBV_QPS_ERR ? UINT32_MAX : mqp->cap.max_recv_wr,
 			    mqp->cap.max_recv_sge, "ibv_post_recv");
 	if (!err && mqp->state == IBV_QPS_ERR)
 		verbs_qp_flush_recvs(mqp);
 	return err;
+}
+
+/* The receive WQEs a QP's ring holds that the device has not taken, onto
+ * its list in order, each with its index. */
+void verbs_rq_pull(struct mock_qp *mqp)
+{
+	struct ibv_sge sge[64];
+	struct ibv_recv_wr wr;
+	uint16_t index;
+
+	if (!mqp->ring || mlx5_rq_max_sge(mqp) > sizeof sge / sizeof sge[0])
+		return;
+	while (!mlx5_rq_take(mqp, &wr, sge, &index)) {
+		if (verbs_rq_post(&mqp->rq, &wr, UINT32_MAX, UINT32_MAX, "ibv_post_recv")) {
+			mock_log("out of memory: a receive WQE of QP %u lost", mqp->qp.qp_num);
+			continue;
+		}
+		mqp->rq.tail->wqe_index = index;
+	}
 }
 
 int verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
@@ -784,6 +812,8 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	if (mqp->sq_posted - mqp->sq_freed >= mqp->cap.max_send_wr)
 		return ENOMEM;
 	mark = ++mqp->sq_posted;
+	if (mqp->ring)
+		mlx5_sq_write(mqp, wr, mark);
 
 	/* A send queue in error flushes what it is given. */
 	if (mqp->state != IBV_QPS_RTS) {
@@ -796,6 +826,49 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	else
 		run_request(mqp, wr, mark, false);
 	return 0;
+}
+
+
+/* A WQE a program rang for (doorbell.c, device/mlx5_qp.c): the device
+ * runs it as it runs ibv_post_send's, without the provider's checks (the
+ * program wrote it, the hardware takes it as it is); a WQE it cannot run
+ * completes in error, and one on a QP out of RTS is flushed. */
+static void run_raw(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint16_t index,
+		    enum ibv_wc_status status)
+{
+	uint64_t mark = ++mqp->sq_posted;
+
+	mlx5_sq_index(mqp, mark, index);
+	if (status != IBV_WC_SUCCESS) {
+		static int said;
+
+		mock_not_implemented("a WQE of this opcode or on this QP type through the doorbell",
+				     &said);
+		fail_request(mqp, wr, status, mark);
+	} else if (mqp->state != IBV_QPS_RTS) {
+		complete_send(mqp, wr, IBV_WC_WR_FLUSH_ERR, 0, mark);
+	} else if (mqp->stalled) {
+		stall_append(mqp, wr, mark);
+	} else {
+		run_request(mqp, wr, mark, false);
+	}
+}
+
+/* The doorbell rang: every QP of this process whose record is ahead of
+ * the device has its WQEs run. */
+static void doorbells(void)
+{
+	struct mock_qp *mqp = NULL;
+
+	verbs_lock_take();
+	while ((mqp = mlx5_qp_next_rung(mqp)))
+		mlx5_sq_doorbell(mqp, run_raw);
+	verbs_lock_give();
+}
+
+void *verbs_doorbell_page(void)
+{
+	return mlx5_doorbell_page(doorbells);
 }
 
 /* The faults reached at each ibv_post_send, before the requests go, aimed

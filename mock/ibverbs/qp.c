@@ -490,6 +490,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	verbs_lock_take();
 	reset_queues(mqp);
 	hold(mqp, -1);
+	mlx5_qp_free(mqp);
 	fab_qp_destroy(qp->qp_num);
 	verbs_async_forget(qp->context, qp);
 	mqp->magic = 0;
@@ -510,6 +511,7 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 {
 	struct recv_wqe *w;
 
+	verbs_rq_pull(mqp);
 	while ((w = verbs_rq_take(&mqp->rq))) {
 		struct ibv_wc wc = {
 			.wr_id = w->wr_id,
@@ -518,8 +520,10 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 			.qp_num = mqp->qp.qp_num,
 		};
 
+		uint16_t index = w->wqe_index;
+
 		verbs_rq_recycle(w);
-		verbs_cq_add(mqp->rcq, &wc, mqp, false, 0, false, NULL);
+		verbs_cq_add(mqp->rcq, &wc, mqp, false, index, false, NULL);
 	}
 }
 
@@ -800,4 +804,31 @@ MOCK_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 	}
 	*ece = (struct ibv_ece){ .vendor_id = MELLANOX_VENDOR_ID };
 	return 0;
+}
+
+/* mlx5dv_init_obj of a QP: its work queues (made on the first call) and
+ * the doorbell register, in out: 0, or an errno. The receives posted
+ * before stay on the list, taken before the ring's. */
+int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out)
+{
+	struct mock_qp *mqp = verbs_qp_of(qp, "mlx5dv_init_obj");
+	void *uar;
+	int err = 0;
+
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC && qp->qp_type != IBV_QPT_UD) {
+		static int said;
+
+		mock_not_implemented("mlx5dv_init_obj of a QP that is not RC, UC or UD", &said);
+		return EOPNOTSUPP;
+	}
+	uar = verbs_doorbell_page();
+	if (!uar)
+		return EOPNOTSUPP;
+	verbs_lock_take();
+	if (!mqp->ring)
+		err = mlx5_qp_make_ring(mqp);
+	if (!err)
+		mlx5_qp_describe(mqp, out, uar);
+	verbs_lock_give();
+	return err;
 }

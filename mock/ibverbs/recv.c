@@ -121,6 +121,7 @@ static struct recv_wqe *take_recv(struct mock_qp *mqp, struct mock_srq *msrq)
 {
 	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV || mqp->srq)
 		return msrq ? verbs_srq_take(msrq) : NULL;
+	verbs_rq_pull(mqp);
 	return verbs_rq_take(&mqp->rq);
 }
 
@@ -191,8 +192,10 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		wc.src_qp = 0;
 	if (!generic)
 		wc.sl = roce_packet_type(pkt);
+	uint16_t index = w->wqe_index;
+
 	verbs_rq_recycle(w);
-	verbs_cq_add(cq, &wc, mqp, false, 0, pkt->solicited, later);
+	verbs_cq_add(cq, &wc, mqp, false, index, pkt->solicited, later);
 }
 
 /* A responder error moves the QP to ERR, and NAKs where there are

@@ -191,6 +191,7 @@ struct recv_wqe {
 	struct recv_wqe *next;
 	struct recv_queue *rq; /* whose it is: it goes back there when used */
 	uint64_t wr_id;
+	uint16_t wqe_index;    /* mlx5: its receive WQE's index, for the CQE */
 	int num_sge, cap_sge;
 	struct ibv_sge sge[];
 };
@@ -263,6 +264,7 @@ struct mock_qp {
 	uint64_t sq_posted, sq_freed; /* send-queue occupancy is the difference */
 	bool extended;              /* created with send_ops_flags: ibv_wr_* work */
 	bool ex_view;               /* ibv_qp_to_qp_ex answers it */
+	struct mlx5_qp_ring *ring;  /* mlx5: its work queues, once mlx5dv_init_obj handed them over */
 	uint64_t send_ops_flags;
 	struct send_batch *batch;   /* between ibv_wr_start and _complete */
 	uint32_t async_reported;    /* its asynchronous events read */
@@ -315,6 +317,12 @@ static inline bool verbs_cq_empty(const struct mock_cq *mcq)
 /* mlx5dv_init_obj of a CQ: its ring, made on the first call (what the CQ
  * holds moved into it), described in out: 0, or ENOMEM. */
 int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out);
+/* mlx5dv_init_obj of a QP (qp.c): its work queues and doorbell. */
+int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out);
+/* The doorbell register of this process (post.c), NULL where there is none. */
+void *verbs_doorbell_page(void);
+/* A ring's receive WQEs the device has not taken, onto the QP's list (post.c). */
+void verbs_rq_pull(struct mock_qp *mqp);
 /* The oldest completion, taken off the CQ (its send-queue slots freed);
  * NULL when the CQ is empty. */
 struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq);

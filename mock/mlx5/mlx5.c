@@ -286,7 +286,7 @@ static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
 
 MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 {
-	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ;
+	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP;
 	const struct fab_dv_provider *provider = fab_dv_provider();
 	struct ibv_context *ctx;
 	int err = 0;
@@ -301,7 +301,7 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 	if (obj_type & ~known) {
 		static int said;
 
-		mock_not_implemented("mlx5dv_init_obj (QPs, SRQs, work queues, device memory and AVs)",
+		mock_not_implemented("mlx5dv_init_obj (SRQs, work queues, device memory and AVs)",
 				     &said);
 		return EOPNOTSUPP;
 	}
@@ -309,6 +309,11 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 		MOCK_REQUIRE(obj->cq.in && obj->cq.out, "mlx5dv_init_obj",
 			     "obj->cq.in or obj->cq.out is NULL (upstream dereferences them)");
 		err = provider->cq_expose(obj->cq.in, obj->cq.out);
+	}
+	if (!err && (obj_type & MLX5DV_OBJ_QP)) {
+		MOCK_REQUIRE(obj->qp.in && obj->qp.out, "mlx5dv_init_obj",
+			     "obj->qp.in or obj->qp.out is NULL (upstream dereferences them)");
+		err = provider->qp_expose(obj->qp.in, obj->qp.out);
 	}
 	if (!err && (obj_type & MLX5DV_OBJ_PD)) {
 		obj->pd.out->comp_mask = 0;
