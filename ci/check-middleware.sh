@@ -44,9 +44,9 @@ SERVER_TIMEOUT=${SERVER_TIMEOUT:-90}
 wanted() {
 	[ -z "${CASES:-}" ] && return 0
 	set -f # the patterns are the cases', not file names here
-	for c in $CASES; do
+	for wanted_c in $CASES; do
 		# shellcheck disable=SC2254
-		case $1 in $c) set +f; return 0 ;; esac
+		case $1 in $wanted_c) set +f; return 0 ;; esac
 	done
 	set +f
 	return 1
@@ -108,6 +108,25 @@ perftest uct-get_bw-rc_verbs -- -x rc_verbs -d "$DEV:1" -t get -D zcopy -s 4096
 for t in am_lat am_bw; do
 	perftest "uct-$t-ud_verbs" -- -x ud_verbs -d "$DEV:1" -t $t
 done
+
+# UCX's mlx5 transports write WQEs and read CQEs themselves (mlx5dv_init_obj)
+# and ring the doorbell: rc_mlx5 (rc_x) and ud_mlx5 (ud_x) on a ConnectX;
+# rxe has no mlx5 (mlx5dv_is_supported is false), so they skip there.
+# dc_mlx5 needs DC, which the mock does not model yet.
+mlx5_cases=""
+for tl in rc_x ud_x; do
+	for t in tag_lat tag_bw ucp_put_bw ucp_get ucp_am_lat; do
+		mlx5_cases="$mlx5_cases ucp-$t-$tl"
+	done
+done
+if [ "$KIND" = mlx5 ]; then
+	for c in $mlx5_cases; do
+		t=${c#ucp-}
+		perftest "$c" UCX_TLS=${t##*-},self -- -t ${t%-*}
+	done
+else
+	for c in $mlx5_cases; do wanted "$c" && verdict "$c" skip "UCX's mlx5 transports need an mlx5 device"; done
+fi
 
 # A UCP client and server that meet through a socket address: the rdmacm
 # connection manager, then rc_verbs. (UCX_TLS leaves tcp out.)

@@ -614,3 +614,161 @@ void mlx5dv_init_obj__qp_raw_wqes(void **state)
 	assert_true(be64toh(r.buf[40]) == 100 || r.buf[40] == 100);
 	raw_close(&r);
 }
+
+/* The RC QP of q swapped for one on an SRQ of 4 receives, handed over. */
+static struct ibv_srq *raw_srq(struct raw *r, struct mlx5dv_srq *dv)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.send_cq = r->q.cq,
+		.recv_cq = r->q.cq,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+	struct mlx5dv_obj obj = { .srq = { .out = dv } };
+	struct ibv_srq *srq = ibv_create_srq(r->q.pd, &sattr);
+
+	if (!srq)
+		fail_msg("ibv_create_srq: %s", strerror(errno));
+	init.srq = srq;
+	FX_VERBS_OK(ibv_destroy_qp(r->q.qp));
+	r->q.qp = ibv_create_qp(r->q.pd, &init);
+	if (!r->q.qp)
+		fail_msg("ibv_create_qp(RC on an SRQ): %s", strerror(errno));
+	obj.srq.in = srq;
+	dv->comp_mask = MLX5DV_SRQ_MASK_SRQN;
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ));
+	return srq;
+}
+
+/* An SRQ's WQEs as the provider lays them out: from head 0 to a tail one
+ * less than a power of two, each a next segment linking it to the one
+ * after. A receive the program links in itself (data segment, the
+ * record's count) takes a SEND, whose CQE names the SRQ WQE it took. */
+void mlx5dv_init_obj__srq_linked_list(void **state)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)0, .length = 8, .lkey = 0 };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct mlx5_wqe_srq_next_seg *next;
+	struct mlx5dv_srq dv;
+	struct ibv_srq *srq;
+	struct raw r;
+	bool received = false;
+	uint32_t srqn;
+
+	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_RC);
+	memset(&r.cq, 0, sizeof r.cq);
+	cq_ring(&r.q, &r.cq);
+	r.ci = 0;
+	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
+	if (!r.mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	srq = raw_srq(&r, &dv);
+	assert_int_equal(dv.head, 0);
+	assert_true(dv.tail >= 4 && ((dv.tail + 1) & dv.tail) == 0);
+	assert_int_equal(dv.stride, 32);
+	assert_true(dv.comp_mask & MLX5DV_SRQ_MASK_SRQN);
+	assert_int_equal(ibv_get_srq_num(srq, &srqn), 0);
+	assert_int_equal(dv.srqn, srqn);
+	for (uint32_t i = 0; i <= dv.tail; i++) {
+		next = (struct mlx5_wqe_srq_next_seg *)((char *)dv.buf + (size_t)i * dv.stride);
+		assert_int_equal(be16toh(next->next_wqe_index), (i + 1) & dv.tail);
+	}
+	fx_qp_to(&r.q, IBV_QPS_RTS);
+	/* The program's receive at WQE 0, into buf[8]. */
+	next = dv.buf;
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(next + 1), 16, r.mr->lkey, (uintptr_t)&r.buf[8]);
+	__atomic_store_n(&dv.dbrec[0], htobe32(1), __ATOMIC_RELEASE);
+	r.buf[0] = 0xfeedfacecafebeefull;
+	sge.addr = (uintptr_t)&r.buf[0];
+	sge.lkey = r.mr->lkey;
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr, &bad));
+	for (int i = 0; i < 2; i++) {
+		struct mlx5_cqe64 *cqe = raw_cqe(&r.cq, r.ci++);
+
+		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_RESP_SEND) {
+			received = true;
+			assert_int_equal(be16toh(cqe->wqe_counter), 0);
+			assert_int_equal(be32toh(cqe->byte_cnt), 8);
+		} else {
+			assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+		}
+	}
+	assert_true(received);
+	assert_true(r.buf[8] == 0xfeedfacecafebeefull);
+	FX_VERBS_OK(ibv_destroy_qp(r.q.qp));
+	r.q.qp = NULL;
+	FX_VERBS_OK(ibv_destroy_srq(srq));
+	FX_VERBS_OK(ibv_dereg_mr(r.mr));
+	fx_qp_release(&r.q);
+}
+
+/* A UD SEND the program writes itself: its address vector the one
+ * mlx5dv_init_obj gives for an address handle, the remote QP and Q_Key
+ * beside it, two blocks long; the datagram lands behind its 40-byte GRH
+ * and its CQE names the sender's QP. */
+void mlx5dv_init_obj__ud_raw_send(void **state)
+{
+	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	struct ibv_sge rsge;
+	struct ibv_recv_wr rwr = { .wr_id = 3, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct mlx5_wqe_datagram_seg *dg;
+	struct mlx5_wqe_ctrl_seg *ctrl;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_ah dvah;
+	struct ibv_ah *ah;
+	struct raw r;
+	bool sent = false, received = false;
+
+	memset(&r, 0, sizeof r);
+	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_UD);
+	cq_ring(&r.q, &r.cq);
+	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &r.qp } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
+	if (!r.mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	fx_qp_to(&r.q, IBV_QPS_RTS);
+	FX_OK(ibv_query_gid(r.q.ctx, 1, 0, &attr.grh.dgid));
+	ah = ibv_create_ah(r.q.pd, &attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	obj = (struct mlx5dv_obj){ .ah = { .in = ah, .out = &dvah } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH));
+	assert_non_null(dvah.av);
+	assert_int_equal(memcmp(dvah.av->rgid, attr.grh.dgid.raw, 16), 0);
+
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[8], .length = 48, .lkey = r.mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(r.q.qp, &rwr, &rbad));
+	r.buf[0] = 0x0123456789abcdefull;
+	/* Two blocks, the second at the block after: ctrl, datagram (48),
+	 * data: 5 units of 16 bytes. */
+	ctrl = raw_wqe(&r);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_SEND, 0, r.q.qp->qp_num,
+			    MLX5_WQE_CTRL_CQ_UPDATE, 5, 0, 0);
+	dg = (struct mlx5_wqe_datagram_seg *)(ctrl + 1);
+	memcpy(&dg->av, dvah.av, sizeof dg->av);
+	dg->av.dqp_dct = htobe32(r.q.qp->qp_num | MLX5_EXTENDED_UD_AV);
+	dg->av.key.qkey.qkey = htobe32(0x11111111);
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(dg + 1), 8, r.mr->lkey, (uintptr_t)&r.buf[0]);
+	r.sq_pi++; /* the first block; raw_ring counts the second */
+	raw_ring(&r, ctrl);
+	for (int i = 0; i < 2; i++) {
+		struct mlx5_cqe64 *cqe = raw_take(&r);
+
+		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ) {
+			sent = true;
+			assert_int_equal(be16toh(cqe->wqe_counter), 0);
+		} else {
+			received = true;
+			assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_RESP_SEND);
+			assert_int_equal(be32toh(cqe->byte_cnt), 40 + 8);
+			assert_int_equal(be32toh(cqe->flags_rqpn) & 0xffffff, r.q.qp->qp_num);
+		}
+	}
+	assert_true(sent && received);
+	assert_true(r.buf[8 + 5] == 0x0123456789abcdefull);
+	FX_VERBS_OK(ibv_destroy_ah(ah));
+	raw_close(&r);
+}

@@ -33,8 +33,14 @@ struct mlx5_cq_ring;
  * what the CQ holds into it, by mlx5_cq_write): 0, or ENOMEM when the
  * arena is full. */
 int mlx5_cq_make_ring(struct mock_cq *cq);
-/* The ring as mlx5dv_init_obj describes it. */
-void mlx5_cq_describe(const struct mock_cq *cq, struct mlx5dv_cq *out);
+/* The ring as mlx5dv_init_obj describes it; uar is the doorbell page the
+ * program arms the CQ through (at MLX5_CQ_DOORBELL). */
+void mlx5_cq_describe(const struct mock_cq *cq, struct mlx5dv_cq *out, void *uar);
+/* This process's CQs whose arming record a program has written since it
+ * was last acted on: the first after `after` (NULL: from the start), with
+ * what the arming asks for (solicited only) and whether CQEs past the
+ * index it armed at are there already; NULL when there is none. */
+struct mock_cq *mlx5_cq_next_armed(struct mock_cq *after, bool *solicited, bool *pending);
 /* Whether the device has no room for a CQE: the program has not consumed
  * (by its doorbell record) what a new entry would overwrite. */
 bool mlx5_cq_full(const struct mock_cq *cq);
@@ -96,13 +102,21 @@ void mlx5_sq_index(struct mock_qp *qp, uint64_t mark, uint16_t index);
  * what the record says, each read back as a send WR (its SGEs and inline
  * data valid during the call) and handed to run with its index; status
  * is not IBV_WC_SUCCESS for a WQE the device cannot run (an opcode it
- * does not model). How many ran. */
-typedef void (*mlx5_run_wqe)(struct mock_qp *qp, const struct ibv_send_wr *wr, uint16_t index,
-			     enum ibv_wc_status status);
+ * does not model); a UD WQE's address vector in av (NULL for others).
+ * How many ran. */
+/* A NOP WQE, as a send WR: it moves nothing, and completes if signalled. */
+#define MLX5_WR_NOP ((enum ibv_wr_opcode)0xff)
+typedef void (*mlx5_run_wqe)(struct mock_qp *qp, const struct ibv_send_wr *wr,
+			     const struct mlx5_wqe_av *av, uint16_t index, enum ibv_wc_status status);
 int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run);
 /* This process's QPs whose record is ahead of the device: the first after
  * `after` (NULL: from the start), or NULL. */
 struct mock_qp *mlx5_qp_next_rung(struct mock_qp *after);
+
+/* An address vector (struct mlx5_wqe_av) as the provider writes one for
+ * an address handle, and read back into the attributes it stands for. */
+void mlx5_av_encode(const struct ibv_ah_attr *attr, struct mlx5_wqe_av *av);
+void mlx5_av_decode(const struct mlx5_wqe_av *av, struct ibv_ah_attr *attr);
 
 /* ---------------------------------------------------------------- the doorbell
  *
@@ -112,5 +126,22 @@ struct mock_qp *mlx5_qp_next_rung(struct mock_qp *after);
  * records say, and goes on past the store; any other fault goes to the
  * handler the program had. NULL where there is no such page (not x86-64). */
 void *mlx5_doorbell_page(void (*ring)(void));
+
+/* ---------------------------------------------------------------- shared receive queues */
+
+struct mock_srq;
+/* The SRQ's ring of WQEs (srq->ring), linked from 0 up, as the provider
+ * makes it: 0, or ENOMEM. */
+int mlx5_srq_make_ring(struct mock_srq *srq);
+void mlx5_srq_free(struct mock_srq *srq);
+void mlx5_srq_describe(const struct mock_srq *srq, struct mlx5dv_srq *out);
+/* ibv_post_srq_recv's receive, at the provider's head: 0, EINVAL or
+ * ENOMEM (its head has met its tail). */
+int mlx5_srq_post(struct mock_srq *srq, const struct ibv_recv_wr *wr);
+/* The next WQE the device takes along the list (mlx5_rq_take's terms). */
+int mlx5_srq_take(struct mock_srq *srq, struct ibv_recv_wr *wr, struct ibv_sge *sge, uint16_t *index);
+uint32_t mlx5_srq_max_sge(const struct mock_srq *srq);
+/* WQEs posted and not yet taken. */
+uint32_t mlx5_srq_outstanding(const struct mock_srq *srq);
 
 #endif

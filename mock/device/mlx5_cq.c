@@ -34,12 +34,27 @@ struct mlx5_cq_ring {
 	uint32_t pi;                /* entries the device has written */
 	uint32_t ci;                /* entries ibv_poll_cq has taken */
 	uint32_t cqn;
+	uint32_t arm_seen;          /* the arming record (dbrec[1]) as last acted on */
+	struct mock_cq *cq;
+	struct mlx5_cq_ring *next;  /* this process's CQs with rings (their arming) */
 	void *block;                /* the one allocation all of it lives in */
 };
 
 #define CQE64 64u
 #define DBREC_SIZE 64u /* a cache line of its own */
 #define INDEX_MASK 0xffffffu
+#define ARM_DB 1 /* the provider's MLX5_CQ_ARM_DB: the arming half of the record */
+
+static struct mlx5_cq_ring *cq_rings; /* this process's, under the verbs lock */
+
+static void unlink_ring(struct mlx5_cq_ring *r)
+{
+	for (struct mlx5_cq_ring **pos = &cq_rings; *pos; pos = &(*pos)->next)
+		if (*pos == r) {
+			*pos = r->next;
+			return;
+		}
+}
 
 /* The 64-byte CQE of the entry at index: the entry's last 64 bytes. */
 static struct mlx5_cqe64 *cqe_at(const struct mlx5_cq_ring *r, uint32_t index)
@@ -345,11 +360,14 @@ int mlx5_cq_make_ring(struct mock_cq *cq)
 	if (!r)
 		return ENOMEM;
 	r->cqn = cq_number(cq);
+	r->cq = cq;
+	r->next = cq_rings;
+	cq_rings = r;
 	__atomic_store_n(&cq->ring, r, __ATOMIC_RELEASE);
 	return 0;
 }
 
-void mlx5_cq_describe(const struct mock_cq *cq, struct mlx5dv_cq *out)
+void mlx5_cq_describe(const struct mock_cq *cq, struct mlx5dv_cq *out, void *uar)
 {
 	const struct mlx5_cq_ring *r = cq->ring;
 
@@ -357,7 +375,7 @@ void mlx5_cq_describe(const struct mock_cq *cq, struct mlx5dv_cq *out)
 	out->dbrec = r->dbrec;
 	out->cqe_cnt = r->cqe_cnt;
 	out->cqe_size = r->cqe_size;
-	out->cq_uar = NULL;
+	out->cq_uar = uar;
 	out->cqn = r->cqn;
 	out->comp_mask = 0;
 }
@@ -432,6 +450,11 @@ int mlx5_cq_resize(struct mock_cq *cq, uint32_t cqe_cnt)
 	if (!r)
 		return ENOMEM;
 	r->cqn = old->cqn;
+	r->arm_seen = old->arm_seen;
+	r->cq = cq;
+	unlink_ring(old);
+	r->next = cq_rings;
+	cq_rings = r;
 	while (take(old, &e))
 		put(r, &e.wc, e.qp, e.is_send, e.sq_mark, false,
 		    be16toh(cqe_at(old, old->ci - 1)->wqe_counter), e.timestamp);
@@ -442,8 +465,10 @@ int mlx5_cq_resize(struct mock_cq *cq, uint32_t cqe_cnt)
 
 void mlx5_cq_free(struct mock_cq *cq)
 {
-	if (cq->ring)
+	if (cq->ring) {
+		unlink_ring(cq->ring);
 		fab_free(cq->ring->block);
+	}
 	cq->ring = NULL;
 }
 
@@ -473,4 +498,23 @@ int mlx5_cq_attr(const struct mlx5dv_cq_init_attr *dv, uint32_t *cqe_size)
 	if ((dv->comp_mask & MLX5DV_CQ_INIT_ATTR_MASK_FLAGS) && dv->flags)
 		return EINVAL;
 	return 0;
+}
+
+struct mock_cq *mlx5_cq_next_armed(struct mock_cq *after, bool *solicited, bool *pending)
+{
+	struct mlx5_cq_ring *r = after ? after->ring->next : cq_rings;
+
+	for (; r; r = r->next) {
+		uint32_t arm = be32toh(__atomic_load_n(&r->dbrec[ARM_DB], __ATOMIC_ACQUIRE));
+
+		if (arm == r->arm_seen)
+			continue;
+		r->arm_seen = arm;
+		/* The command in bits 24 to 27, the consumer index armed at in
+		 * the low 24: CQEs written past it fire the event at once. */
+		*solicited = arm & MLX5_CQ_DB_REQ_NOT_SOL;
+		*pending = ((r->pi - arm) & INDEX_MASK) != 0;
+		return r->cq;
+	}
+	return NULL;
 }

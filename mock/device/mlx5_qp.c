@@ -261,11 +261,12 @@ uint16_t mlx5_sq_write(struct mock_qp *qp, const struct ibv_send_wr *wr, uint64_
 	uint16_t index = (uint16_t)r->sq_pi;
 
 	if (qp->qp.qp_type == IBV_QPT_UD) {
-		/* The address vector: the mock's AH stands for it, so the
-		 * segment is written zeroed but for the remote QP and Q_Key. */
-		struct mlx5_wqe_datagram_seg dg = { 0 };
+		/* The address handle's vector, then the remote QP and Q_Key. */
+		struct mlx5_wqe_datagram_seg dg;
 
+		dg.av = verbs_ah_of(wr->wr.ud.ah, "ibv_post_send")->av;
 		dg.av.key.qkey.qkey = htobe32(wr->wr.ud.remote_qkey);
+		dg.av.key.qkey.reserved = 0;
 		dg.av.dqp_dct = htobe32(wr->wr.ud.remote_qpn | MLX5_EXTENDED_UD_AV);
 		sq_put(r, &at, &dg, sizeof dg);
 	} else if (has_raddr(opcode)) {
@@ -346,6 +347,8 @@ static enum ibv_wr_opcode wr_opcode(uint8_t opcode, bool *known)
 		return IBV_WR_ATOMIC_CMP_AND_SWP;
 	case MLX5_OPCODE_ATOMIC_FA:
 		return IBV_WR_ATOMIC_FETCH_AND_ADD;
+	case MLX5_OPCODE_NOP:
+		return MLX5_WR_NOP;
 	default:
 		*known = false;
 		return IBV_WR_SEND;
@@ -364,6 +367,7 @@ int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run)
 		const struct mlx5_wqe_ctrl_seg *ctrl = (const void *)wqe;
 		struct ibv_sge sge[MAX_WQE_BBS * BB / DS];
 		struct ibv_send_wr wr = { .sg_list = sge };
+		const struct mlx5_wqe_av *av = NULL;
 		uint32_t ds, nbb, at = DS;
 		uint8_t opcode;
 		bool known;
@@ -382,7 +386,14 @@ int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run)
 			wr.send_flags |= IBV_SEND_SIGNALED;
 		if (ctrl->fm_ce_se & MLX5_WQE_CTRL_SOLICITED)
 			wr.send_flags |= IBV_SEND_SOLICITED;
-		if (known && qp->qp.qp_type != IBV_QPT_UD && has_raddr(opcode)) {
+		if (qp->qp.qp_type == IBV_QPT_UD) {
+			const struct mlx5_wqe_datagram_seg *dg = (const void *)(wqe + at);
+
+			av = &dg->av;
+			wr.wr.ud.remote_qpn = be32toh(dg->av.dqp_dct) & 0xffffff;
+			wr.wr.ud.remote_qkey = be32toh(dg->av.key.qkey.qkey);
+			at += sizeof *dg;
+		} else if (known && has_raddr(opcode)) {
 			const struct mlx5_wqe_raddr_seg *ra = (const void *)(wqe + at);
 
 			wr.wr.rdma.remote_addr = be64toh(ra->raddr);
@@ -415,8 +426,10 @@ int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run)
 							      .lkey = be32toh(seg->lkey) };
 			at += sizeof *seg;
 		}
-		run(qp, &wr, (uint16_t)r->sq_done,
-		    !known || qp->qp.qp_type == IBV_QPT_UD ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_SUCCESS);
+		run(qp, &wr, av, (uint16_t)r->sq_done,
+		    !known || (av && opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)
+			    ? IBV_WC_LOC_QP_OP_ERR
+			    : IBV_WC_SUCCESS);
 		r->sq_done += nbb;
 		r->sq_pi = r->sq_done;
 		ran++;
@@ -442,4 +455,39 @@ void mlx5_sq_index(struct mock_qp *qp, uint64_t mark, uint16_t index)
 	struct mlx5_qp_ring *r = qp->ring;
 
 	r->sq_first[mark & (r->sq_cnt - 1)] = index;
+}
+
+/* ---------------------------------------------------------------- address vectors */
+
+/* As the provider's mlx5_create_ah writes a RoCE port's: the static rate
+ * and the SL (three bits, one up), the GRH's flow label, SGID index and
+ * its flag, hop limit, traffic class and destination GID. The MAC and the
+ * RoCE v2 source port are the mock's fabric's business: left zero. */
+void mlx5_av_encode(const struct ibv_ah_attr *attr, struct mlx5_wqe_av *av)
+{
+	memset(av, 0, sizeof *av);
+	av->stat_rate_sl = (uint8_t)(attr->static_rate << 4 | (attr->sl & 7) << 1);
+	if (!attr->is_global)
+		return;
+	av->grh_gid_fl = htobe32((attr->grh.flow_label & 0xfffff) | 1u << 30 |
+				 (uint32_t)attr->grh.sgid_index << 20);
+	av->hop_limit = attr->grh.hop_limit;
+	av->tclass = attr->grh.traffic_class;
+	memcpy(av->rgid, attr->grh.dgid.raw, sizeof av->rgid);
+}
+
+void mlx5_av_decode(const struct mlx5_wqe_av *av, struct ibv_ah_attr *attr)
+{
+	uint32_t fl = be32toh(av->grh_gid_fl);
+
+	memset(attr, 0, sizeof *attr);
+	attr->static_rate = av->stat_rate_sl >> 4;
+	attr->sl = (av->stat_rate_sl >> 1) & 7;
+	attr->port_num = 1;
+	attr->is_global = !!(fl & 1u << 30);
+	attr->grh.flow_label = fl & 0xfffff;
+	attr->grh.sgid_index = (uint8_t)(fl >> 20);
+	attr->grh.hop_limit = av->hop_limit;
+	attr->grh.traffic_class = av->tclass;
+	memcpy(attr->grh.dgid.raw, av->rgid, sizeof av->rgid);
 }

@@ -344,6 +344,8 @@ void fab_set_fatal_hook(void (*hook)(unsigned serial));
 struct mlx5dv_cq;
 struct mlx5dv_cq_init_attr;
 struct mlx5dv_qp;
+struct mlx5dv_srq;
+struct mlx5dv_ah;
 struct fab_dv_provider {
 	/* mlx5dv_init_obj of a CQ: 0, or an errno. */
 	int (*cq_expose)(struct ibv_cq *cq, struct mlx5dv_cq *out);
@@ -352,6 +354,10 @@ struct fab_dv_provider {
 				       struct mlx5dv_cq_init_attr *dv);
 	/* mlx5dv_init_obj of a QP: 0, or an errno. */
 	int (*qp_expose)(struct ibv_qp *qp, struct mlx5dv_qp *out);
+	/* mlx5dv_init_obj of an SRQ: 0, or an errno. */
+	int (*srq_expose)(struct ibv_srq *srq, struct mlx5dv_srq *out);
+	/* mlx5dv_init_obj of an AH: 0, or an errno. */
+	int (*ah_expose)(struct ibv_ah *ah, struct mlx5dv_ah *out);
 };
 void fab_set_dv_provider(const struct fab_dv_provider *provider);
 const struct fab_dv_provider *fab_dv_provider(void);

@@ -70,6 +70,7 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	mah->magic = VERBS_AH_MAGIC;
 	mah->mpd = mpd;
 	mah->attr = *attr;
+	mlx5_av_encode(attr, &mah->av);
 	verbs_src_of(pd->context, attr->grh.sgid_index, &mah->src);
 	mah->ah.context = pd->context;
 	mah->ah.pd = pd;
@@ -241,4 +242,14 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_w
 	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
 		return NULL;
 	return ibv_create_ah(pd, &attr);
+}
+
+/* mlx5dv_init_obj of an AH: the address vector its UD sends carry. */
+int verbs_ah_expose(struct ibv_ah *ah, struct mlx5dv_ah *out)
+{
+	struct mock_ah *mah = verbs_ah_of(ah, "mlx5dv_init_obj");
+
+	out->av = &mah->av;
+	out->comp_mask = 0;
+	return 0;
 }

@@ -21,6 +21,8 @@ struct cq_event {
 	struct mock_cq *cq;
 };
 
+static void fire(struct mock_cq *cq);
+
 static struct mock_channel *channel_of(struct ibv_comp_channel *channel, const char *call)
 {
 	struct mock_channel *mch = (struct mock_channel *)channel;
@@ -538,9 +540,17 @@ int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out)
 		}
 	}
 	if (!err)
-		mlx5_cq_describe(mcq, out);
+		mlx5_cq_describe(mcq, out, verbs_doorbell_page());
 	verbs_lock_give();
 	return err;
+}
+
+void verbs_cq_arm_raw(struct mock_cq *mcq, bool solicited_only, bool pending)
+{
+	mcq->armed = true;
+	mcq->solicited_only = solicited_only;
+	if (pending)
+		fire(mcq);
 }
 
 int verbs_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
@@ -641,11 +651,10 @@ static bool cq_full(const struct mock_cq *cq)
 	return cq->ring ? mlx5_cq_full(cq) : cq->count >= cq->cq.cqe;
 }
 
+
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
 		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later)
 {
-	struct mock_channel *mch = (struct mock_channel *)cq->cq.channel;
-	struct cq_event *ev;
 
 	/* A full CQ overruns: the completion is lost and the device raises
 	 * IBV_EVENT_CQ_ERR, once per completion it could not write, as
@@ -680,6 +689,15 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	 * asks. */
 	if (!cq->armed || (cq->solicited_only && !solicited && wc->status == IBV_WC_SUCCESS))
 		return;
+	fire(cq);
+}
+
+/* The armed CQ's event: disarmed, one event on its channel. */
+static void fire(struct mock_cq *cq)
+{
+	struct mock_channel *mch = (struct mock_channel *)cq->cq.channel;
+	struct cq_event *ev;
+
 	cq->armed = false;
 	if (!mch)
 		return;
@@ -758,6 +776,8 @@ static const struct fab_dv_provider dv_provider = {
 	.cq_expose = verbs_cq_expose,
 	.cq_create = create_cq_dv,
 	.qp_expose = verbs_qp_expose,
+	.srq_expose = verbs_srq_expose,
+	.ah_expose = verbs_ah_expose,
 };
 
 __attribute__((constructor)) static void dv_provider_set(void)

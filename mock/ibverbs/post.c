@@ -142,8 +142,10 @@ static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
 }
 
 /* The receive WQEs a QP's ring holds that the device has not taken, onto
- * its list in order, each with its index. */
-void verbs_rq_pull(struct mock_qp *mqp)
+ * its list in order, each with its index: all of them (a flush), or one
+ * when the list is empty (the device takes one receive at a time, so the
+ * ring stays as full as the program filled it). */
+void verbs_rq_pull(struct mock_qp *mqp, bool all)
 {
 	struct ibv_sge sge[64];
 	struct ibv_recv_wr wr;
@@ -151,7 +153,7 @@ void verbs_rq_pull(struct mock_qp *mqp)
 
 	if (!mqp->ring || mlx5_rq_max_sge(mqp) > sizeof sge / sizeof sge[0])
 		return;
-	while (!mlx5_rq_take(mqp, &wr, sge, &index)) {
+	while ((all || !mqp->rq.head) && !mlx5_rq_take(mqp, &wr, sge, &index)) {
 		if (verbs_rq_post(&mqp->rq, &wr, UINT32_MAX, UINT32_MAX, "ibv_post_recv")) {
 			mock_log("out of memory: a receive WQE of QP %u lost", mqp->qp.qp_num);
 			continue;
@@ -219,6 +221,8 @@ static bool opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 
 static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 {
+	if (op == MLX5_WR_NOP)
+		return (enum ibv_wc_opcode)0xff; /* no verbs opcode: its CQE says NOP */
 	switch (op) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -361,7 +365,7 @@ static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fa
 
 	pkt->dst_qpn = mqp->attr.dest_qp_num;
 	if (mqp->qp.qp_type == IBV_QPT_UD) {
-		struct mock_ah *mah = verbs_ah_of(wr->wr.ud.ah, "ibv_post_send");
+		const struct mock_ah *mah = mqp->raw_ah ? mqp->raw_ah : verbs_ah_of(wr->wr.ud.ah, "ibv_post_send");
 
 		path = &mah->attr;
 		src = &mah->src;
@@ -833,36 +837,59 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
  * runs it as it runs ibv_post_send's, without the provider's checks (the
  * program wrote it, the hardware takes it as it is); a WQE it cannot run
  * completes in error, and one on a QP out of RTS is flushed. */
-static void run_raw(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint16_t index,
-		    enum ibv_wc_status status)
+static void run_raw(struct mock_qp *mqp, const struct ibv_send_wr *wr_in,
+		    const struct mlx5_wqe_av *av, uint16_t index, enum ibv_wc_status status)
 {
 	uint64_t mark = ++mqp->sq_posted;
+	struct ibv_send_wr ud = *wr_in;
+	const struct ibv_send_wr *wr = wr_in;
+	/* A UD WQE's vector stands for an address handle: one made of it,
+	 * for this request only (address() takes it without the ledger). */
+	struct mock_ah ah = { .magic = VERBS_AH_MAGIC, .mpd = mqp->mpd };
+
+	if (av) {
+		mlx5_av_decode(av, &ah.attr);
+		verbs_src_of(mqp->qp.context, ah.attr.grh.sgid_index, &ah.src);
+		ah.ah.context = mqp->qp.context;
+		ud.wr.ud.ah = &ah.ah;
+		wr = &ud;
+		mqp->raw_ah = &ah;
+	}
 
 	mlx5_sq_index(mqp, mark, index);
 	if (status != IBV_WC_SUCCESS) {
 		static int said;
 
-		mock_not_implemented("a WQE of this opcode or on this QP type through the doorbell",
-				     &said);
+		mock_not_implemented("a WQE of this opcode through the doorbell", &said);
 		fail_request(mqp, wr, status, mark);
 	} else if (mqp->state != IBV_QPS_RTS) {
 		complete_send(mqp, wr, IBV_WC_WR_FLUSH_ERR, 0, mark);
+	} else if (wr->opcode == MLX5_WR_NOP) {
+		/* Nothing goes on the wire; a signalled one completes. */
+		if (mqp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+			complete_send(mqp, wr, IBV_WC_SUCCESS, 0, mark);
 	} else if (mqp->stalled) {
 		stall_append(mqp, wr, mark);
 	} else {
 		run_request(mqp, wr, mark, false);
 	}
+	mqp->raw_ah = NULL;
 }
 
 /* The doorbell rang: every QP of this process whose record is ahead of
- * the device has its WQEs run. */
+ * the device has its WQEs run, and every CQ whose arming record moved is
+ * armed. */
 static void doorbells(void)
 {
 	struct mock_qp *mqp = NULL;
+	struct mock_cq *mcq = NULL;
+	bool solicited, pending;
 
 	verbs_lock_take();
 	while ((mqp = mlx5_qp_next_rung(mqp)))
 		mlx5_sq_doorbell(mqp, run_raw);
+	while ((mcq = mlx5_cq_next_armed(mcq, &solicited, &pending)))
+		verbs_cq_arm_raw(mcq, solicited, pending);
 	verbs_lock_give();
 }
 

@@ -511,7 +511,7 @@ void verbs_qp_flush_recvs(struct mock_qp *mqp)
 {
 	struct recv_wqe *w;
 
-	verbs_rq_pull(mqp);
+	verbs_rq_pull(mqp, true);
 	while ((w = verbs_rq_take(&mqp->rq))) {
 		struct ibv_wc wc = {
 			.wr_id = w->wr_id,

@@ -121,7 +121,7 @@ static struct recv_wqe *take_recv(struct mock_qp *mqp, struct mock_srq *msrq)
 {
 	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV || mqp->srq)
 		return msrq ? verbs_srq_take(msrq) : NULL;
-	verbs_rq_pull(mqp);
+	verbs_rq_pull(mqp, false);
 	return verbs_rq_take(&mqp->rq);
 }
 

@@ -58,11 +58,37 @@ static uint32_t granted_wr(uint32_t max_wr)
 	return n - 1;
 }
 
+/* With a ring, the receives posted before it was made are taken first,
+ * then the ring's, one at a time. */
+static void pull(struct mock_srq *msrq)
+{
+	struct ibv_sge sge[64];
+	struct ibv_recv_wr wr;
+	uint16_t index;
+
+	if (!msrq->ring || msrq->rq.head || mlx5_srq_max_sge(msrq) > sizeof sge / sizeof sge[0] ||
+	    mlx5_srq_take(msrq, &wr, sge, &index))
+		return;
+	if (verbs_rq_post(&msrq->rq, &wr, UINT32_MAX, UINT32_MAX, "ibv_post_srq_recv")) {
+		mock_log("out of memory: a receive WQE of SRQ %u lost", msrq->srq_num);
+		return;
+	}
+	msrq->rq.tail->wqe_index = index;
+}
+
+/* The receives it holds, for its limit. */
+static uint32_t held(const struct mock_srq *msrq)
+{
+	return msrq->rq.count + (msrq->ring ? mlx5_srq_outstanding(msrq) : 0);
+}
+
 struct recv_wqe *verbs_srq_take(struct mock_srq *msrq)
 {
-	struct recv_wqe *w = verbs_rq_take(&msrq->rq);
+	struct recv_wqe *w;
 
-	if (w && msrq->attr.srq_limit && msrq->rq.count < msrq->attr.srq_limit) {
+	pull(msrq);
+	w = verbs_rq_take(&msrq->rq);
+	if (w && msrq->attr.srq_limit && held(msrq) < msrq->attr.srq_limit) {
 		msrq->attr.srq_limit = 0;
 		verbs_async_srq(msrq, IBV_EVENT_SRQ_LIMIT_REACHED);
 	}
@@ -251,6 +277,7 @@ MOCK_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 		;
 	*pos = msrq->next;
 	verbs_rq_drop(&msrq->rq);
+	mlx5_srq_free(msrq);
 	msrq->mpd->users--;
 	if (msrq->xrcd)
 		msrq->xrcd->users--;
@@ -276,8 +303,9 @@ int verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_srq_recv"), &err)) {
 		verbs_lock_take();
-		for (; wr && !(err = verbs_rq_post(&msrq->rq, wr, msrq->attr.max_wr,
-						   msrq->attr.max_sge, "ibv_post_srq_recv"));
+		for (; wr && !(err = msrq->ring ? mlx5_srq_post(msrq, wr)
+						: verbs_rq_post(&msrq->rq, wr, msrq->attr.max_wr,
+								msrq->attr.max_sge, "ibv_post_srq_recv"));
 		     wr = wr->next)
 			;
 		verbs_lock_give();
@@ -427,4 +455,26 @@ int verbs_close_xrcd(struct ibv_xrcd *xrcd)
 	if (last)
 		fab_free(mx);
 	return 0;
+}
+
+/* mlx5dv_init_obj of an SRQ: its ring (made on the first call) in out:
+ * 0, or an errno. An XRC SRQ has no model yet. */
+int verbs_srq_expose(struct ibv_srq *srq, struct mlx5dv_srq *out)
+{
+	struct mock_srq *msrq = verbs_srq_of(srq, "mlx5dv_init_obj");
+	int err = 0;
+
+	if (msrq->type != IBV_SRQT_BASIC) {
+		static int said;
+
+		mock_not_implemented("mlx5dv_init_obj of an XRC SRQ", &said);
+		return EOPNOTSUPP;
+	}
+	verbs_lock_take();
+	if (!msrq->ring)
+		err = mlx5_srq_make_ring(msrq);
+	if (!err)
+		mlx5_srq_describe(msrq, out);
+	verbs_lock_give();
+	return err;
 }

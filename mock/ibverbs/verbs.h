@@ -222,6 +222,7 @@ struct mock_srq {
 	int users;                  /* QPs on it: ibv_destroy_srq is EBUSY */
 	uint32_t async_reported;    /* its asynchronous events read */
 	struct mock_srq *next;      /* every live SRQ, for XRC lookups */
+	struct mlx5_srq_ring *ring;  /* mlx5: its ring, once mlx5dv_init_obj handed it over */
 };
 
 /* The source GID a path names (its sgid_index's entry), looked up once
@@ -240,6 +241,7 @@ struct mock_ah {
 	struct mock_pd *mpd;
 	struct ibv_ah_attr attr;
 	struct verbs_src src;
+	struct mlx5_wqe_av av;     /* mlx5: the vector mlx5dv_init_obj hands over */
 };
 
 struct send_batch; /* ibv_wr_start ... ibv_wr_complete (wr.c) */
@@ -265,6 +267,7 @@ struct mock_qp {
 	bool extended;              /* created with send_ops_flags: ibv_wr_* work */
 	bool ex_view;               /* ibv_qp_to_qp_ex answers it */
 	struct mlx5_qp_ring *ring;  /* mlx5: its work queues, once mlx5dv_init_obj handed them over */
+	const struct mock_ah *raw_ah; /* while a UD WQE rung for runs: its vector as an AH */
 	uint64_t send_ops_flags;
 	struct send_batch *batch;   /* between ibv_wr_start and _complete */
 	uint32_t async_reported;    /* its asynchronous events read */
@@ -317,12 +320,20 @@ static inline bool verbs_cq_empty(const struct mock_cq *mcq)
 /* mlx5dv_init_obj of a CQ: its ring, made on the first call (what the CQ
  * holds moved into it), described in out: 0, or ENOMEM. */
 int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out);
+/* A program armed the CQ through its ring's record and the doorbell: as
+ * ibv_req_notify_cq, and the event at once when CQEs past the index it
+ * armed at are there (the device's rule). */
+void verbs_cq_arm_raw(struct mock_cq *mcq, bool solicited_only, bool pending);
 /* mlx5dv_init_obj of a QP (qp.c): its work queues and doorbell. */
 int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out);
+/* mlx5dv_init_obj of an SRQ (srq.c). */
+int verbs_srq_expose(struct ibv_srq *srq, struct mlx5dv_srq *out);
+/* mlx5dv_init_obj of an AH (ah.c). */
+int verbs_ah_expose(struct ibv_ah *ah, struct mlx5dv_ah *out);
 /* The doorbell register of this process (post.c), NULL where there is none. */
 void *verbs_doorbell_page(void);
 /* A ring's receive WQEs the device has not taken, onto the QP's list (post.c). */
-void verbs_rq_pull(struct mock_qp *mqp);
+void verbs_rq_pull(struct mock_qp *mqp, bool all);
 /* The oldest completion, taken off the CQ (its send-queue slots freed);
  * NULL when the CQ is empty. */
 struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq);

@@ -190,6 +190,84 @@ MOCK_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context,
 	return fab_dv_provider()->cq_create(context, cq_attr, mlx5_cq_attr);
 }
 
+/* The provider's create_qp checks of the mlx5 attributes, in its order: 0,
+ * or the errno. What the mock does not model is refused with EOPNOTSUPP
+ * and said once: DC (DCI and DCT), the flags of raw packet and RSS QPs,
+ * packet-based credit mode and signature pipelining (the device reports
+ * neither), and the mlx5 send operations of mlx5dv_qp_ex. */
+static int check_qp_dv(const struct ibv_qp_init_attr_ex *attr, const struct mlx5dv_qp_init_attr *dv)
+{
+	const uint64_t known = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS | MLX5DV_QP_INIT_ATTR_MASK_DC |
+			       MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS |
+			       MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+	const uint32_t flags = MLX5DV_QP_CREATE_TUNNEL_OFFLOADS |
+			       MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_UC |
+			       MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_MC |
+			       MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE |
+			       MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE |
+			       MLX5DV_QP_CREATE_PACKET_BASED_CREDIT_MODE | MLX5DV_QP_CREATE_SIG_PIPELINING;
+	static int said_dc, said_flags, said_ops;
+
+	if (!dv)
+		return attr->qp_type == IBV_QPT_DRIVER ? EINVAL : 0;
+	if (dv->comp_mask & ~known)
+		return EINVAL;
+	if ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC) && attr->qp_type != IBV_QPT_DRIVER)
+		return EINVAL;
+	if (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS) {
+		if (dv->create_flags & ~flags)
+			return EINVAL;
+		if ((dv->create_flags & MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE) &&
+		    (dv->create_flags & MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE))
+			return EINVAL;
+		/* Scatter to CQE is the device's to use or not: the mock's
+		 * never scatters (no CQE says MLX5_INLINE_SCATTER_*). */
+		if (dv->create_flags & ~(uint32_t)(MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE |
+						   MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE)) {
+			mock_not_implemented("mlx5dv_create_qp (tunnel offloads, self loopback, "
+					     "packet-based credit mode, signature pipelining)",
+					     &said_flags);
+			return EOPNOTSUPP;
+		}
+	}
+	if (attr->qp_type == IBV_QPT_DRIVER) {
+		if (!(dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DC) ||
+		    (dv->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCT &&
+		     dv->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCI))
+			return EINVAL;
+		mock_not_implemented("mlx5dv_create_qp (DC: DCI and DCT)", &said_dc);
+		return EOPNOTSUPP;
+	}
+	if ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) && dv->send_ops_flags) {
+		mock_not_implemented("mlx5dv_create_qp (the mlx5 send operations of mlx5dv_qp_ex)",
+				     &said_ops);
+		return EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* A QP with the mlx5 attributes: RC, UC and UD as ibv_create_qp_ex makes
+ * them (their queues as mlx5dv_init_obj hands them over); DC not yet. */
+MOCK_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context,
+					    struct ibv_qp_init_attr_ex *qp_attr,
+					    struct mlx5dv_qp_init_attr *mlx5_qp_attr)
+{
+	int err;
+
+	FAULT_NULL(LIB, "mlx5dv_create_qp");
+	if (!dv_ops_of(context, NULL)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	MOCK_REQUIRE(qp_attr, "mlx5dv_create_qp", "qp_attr is NULL (upstream dereferences it)");
+	err = check_qp_dv(qp_attr, mlx5_qp_attr);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return ibv_create_qp_ex(context, qp_attr);
+}
+
 MOCK_EXPORT int mlx5dv_get_clock_info(struct ibv_context *ctx_in,
 				      struct mlx5dv_clock_info *clock_info)
 {
@@ -286,7 +364,7 @@ static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
 
 MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 {
-	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP;
+	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_AH;
 	const struct fab_dv_provider *provider = fab_dv_provider();
 	struct ibv_context *ctx;
 	int err = 0;
@@ -301,7 +379,7 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 	if (obj_type & ~known) {
 		static int said;
 
-		mock_not_implemented("mlx5dv_init_obj (SRQs, work queues, device memory and AVs)",
+		mock_not_implemented("mlx5dv_init_obj (work queues and device memory)",
 				     &said);
 		return EOPNOTSUPP;
 	}
@@ -314,6 +392,16 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 		MOCK_REQUIRE(obj->qp.in && obj->qp.out, "mlx5dv_init_obj",
 			     "obj->qp.in or obj->qp.out is NULL (upstream dereferences them)");
 		err = provider->qp_expose(obj->qp.in, obj->qp.out);
+	}
+	if (!err && (obj_type & MLX5DV_OBJ_SRQ)) {
+		MOCK_REQUIRE(obj->srq.in && obj->srq.out, "mlx5dv_init_obj",
+			     "obj->srq.in or obj->srq.out is NULL (upstream dereferences them)");
+		err = provider->srq_expose(obj->srq.in, obj->srq.out);
+	}
+	if (!err && (obj_type & MLX5DV_OBJ_AH)) {
+		MOCK_REQUIRE(obj->ah.in && obj->ah.out, "mlx5dv_init_obj",
+			     "obj->ah.in or obj->ah.out is NULL (upstream dereferences them)");
+		err = provider->ah_expose(obj->ah.in, obj->ah.out);
 	}
 	if (!err && (obj_type & MLX5DV_OBJ_PD)) {
 		obj->pd.out->comp_mask = 0;
