@@ -517,6 +517,37 @@ static struct mlx5_cqe64 *raw_take(struct raw *r)
 	return cqe;
 }
 
+/* One block: the control segment, a remote address (buf[remote]) and,
+ * for an atomic, its segment, then one 8-byte data segment (buf[local]);
+ * rung for, and its CQE taken, which must be the requester's of opcode
+ * and index wqe. */
+static struct mlx5_cqe64 *raw_rdma(struct raw *r, uint8_t opcode, int remote, int local,
+				   uint64_t add, uint16_t wqe)
+{
+	struct mlx5_wqe_ctrl_seg *ctrl = raw_wqe(r);
+	struct mlx5_wqe_raddr_seg *ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
+	char *next = (char *)(ra + 1);
+	bool atomic = opcode == MLX5_OPCODE_ATOMIC_FA;
+	struct mlx5_cqe64 *cqe;
+
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r->sq_pi, opcode, 0, r->q.qp->qp_num,
+			    MLX5_WQE_CTRL_CQ_UPDATE, atomic ? 4 : 3, 0, 0);
+	ra->raddr = htobe64((uintptr_t)&r->buf[remote]);
+	ra->rkey = htobe32(r->mr->rkey);
+	if (atomic) {
+		((struct mlx5_wqe_atomic_seg *)next)->swap_add = htobe64(add);
+		next += sizeof(struct mlx5_wqe_atomic_seg);
+	}
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)next, 8, r->mr->lkey,
+			    (uintptr_t)&r->buf[local]);
+	raw_ring(r, ctrl);
+	cqe = raw_take(r);
+	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, opcode);
+	assert_int_equal(be16toh(cqe->wqe_counter), wqe);
+	return cqe;
+}
+
 /* A program writes its WQEs and receive WQEs itself and rings the
  * doorbell; the device runs them and writes their CQEs: a SEND with
  * immediate into a receive the program wrote, an RDMA WRITE, an RDMA READ
@@ -526,13 +557,12 @@ void mlx5dv_init_obj__qp_raw_wqes(void **state)
 	struct mlx5_wqe_data_seg *rseg;
 	struct mlx5_wqe_ctrl_seg *ctrl;
 	struct mlx5_cqe64 *cqe;
-	uint32_t qpn, lkey, rkey;
+	uint32_t qpn, lkey;
 	struct raw r;
 
 	raw_open(&r);
 	qpn = r.q.qp->qp_num;
 	lkey = r.mr->lkey;
-	rkey = r.mr->rkey;
 
 	/* A receive WQE of the program's own, into buf[8..9]. */
 	rseg = (struct mlx5_wqe_data_seg *)((char *)r.qp.rq.buf +
@@ -564,52 +594,16 @@ void mlx5dv_init_obj__qp_raw_wqes(void **state)
 	}
 	assert_true(r.buf[8] == 0x1122334455667788ull);
 
-	/* RDMA WRITE of buf[0] to buf[16]. */
-	ctrl = raw_wqe(&r);
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_RDMA_WRITE, 0, qpn,
-			    MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
-	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->raddr = htobe64((uintptr_t)&r.buf[16]);
-	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->rkey = htobe32(rkey);
-	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)((char *)ctrl + 32), 8, lkey,
-			    (uintptr_t)&r.buf[0]);
-	raw_ring(&r, ctrl);
-	cqe = raw_take(&r);
-	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
-	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_RDMA_WRITE);
-	assert_int_equal(be16toh(cqe->wqe_counter), 1);
+	/* RDMA WRITE of buf[0] to buf[16], READ of it into buf[24]. */
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0, 1);
 	assert_true(r.buf[16] == 0x1122334455667788ull);
-
-	/* RDMA READ of buf[16] into buf[24]. */
-	ctrl = raw_wqe(&r);
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_RDMA_READ, 0, qpn,
-			    MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
-	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->raddr = htobe64((uintptr_t)&r.buf[16]);
-	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->rkey = htobe32(rkey);
-	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)((char *)ctrl + 32), 8, lkey,
-			    (uintptr_t)&r.buf[24]);
-	raw_ring(&r, ctrl);
-	cqe = raw_take(&r);
-	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
-	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_RDMA_READ);
+	cqe = raw_rdma(&r, MLX5_OPCODE_RDMA_READ, 16, 24, 0, 2);
 	assert_int_equal(be32toh(cqe->byte_cnt), 8);
-	assert_int_equal(be16toh(cqe->wqe_counter), 2);
 	assert_true(r.buf[24] == 0x1122334455667788ull);
 
 	/* Fetch-and-add of 5 on buf[32], the old value into buf[40]. */
 	r.buf[32] = 100;
-	ctrl = raw_wqe(&r);
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_ATOMIC_FA, 0, qpn,
-			    MLX5_WQE_CTRL_CQ_UPDATE, 4, 0, 0);
-	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->raddr = htobe64((uintptr_t)&r.buf[32]);
-	((struct mlx5_wqe_raddr_seg *)(ctrl + 1))->rkey = htobe32(rkey);
-	((struct mlx5_wqe_atomic_seg *)((char *)ctrl + 32))->swap_add = htobe64(5);
-	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)((char *)ctrl + 48), 8, lkey,
-			    (uintptr_t)&r.buf[40]);
-	raw_ring(&r, ctrl);
-	cqe = raw_take(&r);
-	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
-	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, MLX5_OPCODE_ATOMIC_FA);
-	assert_int_equal(be16toh(cqe->wqe_counter), 3);
+	raw_rdma(&r, MLX5_OPCODE_ATOMIC_FA, 32, 40, 5, 3);
 	assert_true(r.buf[32] == 105);
 	assert_true(be64toh(r.buf[40]) == 100 || r.buf[40] == 100);
 	raw_close(&r);

@@ -383,26 +383,21 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 				     &said);
 		return EOPNOTSUPP;
 	}
-	if (obj_type & MLX5DV_OBJ_CQ) {
-		MOCK_REQUIRE(obj->cq.in && obj->cq.out, "mlx5dv_init_obj",
-			     "obj->cq.in or obj->cq.out is NULL (upstream dereferences them)");
-		err = provider->cq_expose(obj->cq.in, obj->cq.out);
-	}
-	if (!err && (obj_type & MLX5DV_OBJ_QP)) {
-		MOCK_REQUIRE(obj->qp.in && obj->qp.out, "mlx5dv_init_obj",
-			     "obj->qp.in or obj->qp.out is NULL (upstream dereferences them)");
-		err = provider->qp_expose(obj->qp.in, obj->qp.out);
-	}
-	if (!err && (obj_type & MLX5DV_OBJ_SRQ)) {
-		MOCK_REQUIRE(obj->srq.in && obj->srq.out, "mlx5dv_init_obj",
-			     "obj->srq.in or obj->srq.out is NULL (upstream dereferences them)");
-		err = provider->srq_expose(obj->srq.in, obj->srq.out);
-	}
-	if (!err && (obj_type & MLX5DV_OBJ_AH)) {
-		MOCK_REQUIRE(obj->ah.in && obj->ah.out, "mlx5dv_init_obj",
-			     "obj->ah.in or obj->ah.out is NULL (upstream dereferences them)");
-		err = provider->ah_expose(obj->ah.in, obj->ah.out);
-	}
+	/* Each object asked for, in the provider's order, by the provider's
+	 * side (the verbs layer), which makes its rings on the first call. */
+#define EXPOSE(type, member)                                                                   \
+	do {                                                                                   \
+		if (!err && (obj_type & (type))) {                                             \
+			MOCK_REQUIRE(obj->member.in && obj->member.out, "mlx5dv_init_obj",      \
+				     "obj->" #member ".in or .out is NULL (upstream dereferences them)"); \
+			err = provider->member##_expose(obj->member.in, obj->member.out);        \
+		}                                                                              \
+	} while (0)
+	EXPOSE(MLX5DV_OBJ_QP, qp);
+	EXPOSE(MLX5DV_OBJ_CQ, cq);
+	EXPOSE(MLX5DV_OBJ_SRQ, srq);
+	EXPOSE(MLX5DV_OBJ_AH, ah);
+#undef EXPOSE
 	if (!err && (obj_type & MLX5DV_OBJ_PD)) {
 		obj->pd.out->comp_mask = 0;
 		obj->pd.out->pdn = obj->pd.in->handle;
