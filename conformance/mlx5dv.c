@@ -5,7 +5,9 @@
  * and what mlx5dv_open_device refuses. */
 #include <errno.h>
 #include <infiniband/mlx5dv.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "qp.h"
@@ -519,16 +521,13 @@ static struct mlx5_cqe64 *raw_take(struct raw *r)
 
 /* One block: the control segment, a remote address (buf[remote]) and,
  * for an atomic, its segment, then one 8-byte data segment (buf[local]);
- * rung for, and its CQE taken, which must be the requester's of opcode
- * and index wqe. */
-static struct mlx5_cqe64 *raw_rdma(struct raw *r, uint8_t opcode, int remote, int local,
-				   uint64_t add, uint16_t wqe)
+ * rung for. */
+static void raw_rdma_ring(struct raw *r, uint8_t opcode, int remote, int local, uint64_t add)
 {
 	struct mlx5_wqe_ctrl_seg *ctrl = raw_wqe(r);
 	struct mlx5_wqe_raddr_seg *ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
 	char *next = (char *)(ra + 1);
 	bool atomic = opcode == MLX5_OPCODE_ATOMIC_FA;
-	struct mlx5_cqe64 *cqe;
 
 	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r->sq_pi, opcode, 0, r->q.qp->qp_num,
 			    MLX5_WQE_CTRL_CQ_UPDATE, atomic ? 4 : 3, 0, 0);
@@ -541,11 +540,25 @@ static struct mlx5_cqe64 *raw_rdma(struct raw *r, uint8_t opcode, int remote, in
 	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)next, 8, r->mr->lkey,
 			    (uintptr_t)&r->buf[local]);
 	raw_ring(r, ctrl);
-	cqe = raw_take(r);
+}
+
+/* The requester's CQE of opcode and index wqe, taken. */
+static struct mlx5_cqe64 *raw_req(struct raw *r, uint8_t opcode, uint16_t wqe)
+{
+	struct mlx5_cqe64 *cqe = raw_take(r);
+
 	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
 	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, opcode);
 	assert_int_equal(be16toh(cqe->wqe_counter), wqe);
 	return cqe;
+}
+
+/* raw_rdma_ring, then its CQE taken (raw_req). */
+static struct mlx5_cqe64 *raw_rdma(struct raw *r, uint8_t opcode, int remote, int local,
+				   uint64_t add, uint16_t wqe)
+{
+	raw_rdma_ring(r, opcode, remote, local, add);
+	return raw_req(r, opcode, wqe);
 }
 
 /* A program writes its WQEs and receive WQEs itself and rings the
@@ -764,5 +777,59 @@ void mlx5dv_init_obj__ud_raw_send(void **state)
 	assert_true(sent && received);
 	assert_true(r.buf[8 + 5] == 0x0123456789abcdefull);
 	FX_VERBS_OK(ibv_destroy_ah(ah));
+	raw_close(&r);
+}
+
+typedef int (*fault_add_fn)(const char *spec, char *err, size_t errlen);
+
+/* A doorbell the device misses (rdmamock/mlx5/doorbell_lost) leaves its
+ * WQE in the queue, the record ahead of the device: nothing moves and no
+ * CQE comes, until the next doorbell runs both, in order. */
+void mlx5dv_init_obj__doorbell_lost(void **state)
+{
+	fault_add_fn add = (fault_add_fn)fx_mock_call("rdmamock_fault_add");
+	char spec[96], err[256];
+	struct mlx5_cqe64 *cqe;
+	struct raw r;
+
+	raw_open(&r);
+	snprintf(spec, sizeof spec, "rdmamock/mlx5/doorbell_lost qpn=%u nth=1", r.q.qp->qp_num);
+	if (add(spec, err, sizeof err) != 1)
+		fail_msg("rdmamock_fault_add(%s): %s", spec, err);
+	r.buf[0] = 42;
+	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0);
+	usleep(20000);
+	cqe = (struct mlx5_cqe64 *)r.cq.buf;
+	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_INVALID);
+	assert_true(r.buf[16] == 0);
+	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 24, 0, 0);
+	raw_req(&r, MLX5_OPCODE_RDMA_WRITE, 0);
+	raw_req(&r, MLX5_OPCODE_RDMA_WRITE, 1);
+	assert_true(r.buf[16] == 42 && r.buf[24] == 42);
+	raw_close(&r);
+}
+
+/* An error completion chosen by a fault (rdmamock/ibverbs/wc, the Nth of a
+ * QP) reaches a program's own WQE as an error CQE with the status's
+ * syndrome. */
+void mlx5dv_init_obj__fault_error_cqe(void **state)
+{
+	fault_add_fn add = (fault_add_fn)fx_mock_call("rdmamock_fault_add");
+	char spec[128], err[256];
+	struct mlx5_err_cqe *ecqe;
+	struct raw r;
+
+	raw_open(&r);
+	snprintf(spec, sizeof spec, "rdmamock/ibverbs/wc qpn=%u nth=2 status=IBV_WC_REM_ACCESS_ERR",
+		 r.q.qp->qp_num);
+	if (add(spec, err, sizeof err) != 1)
+		fail_msg("rdmamock_fault_add(%s): %s", spec, err);
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0, 0);
+	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 24, 0, 0);
+	ecqe = (struct mlx5_err_cqe *)raw_take(&r);
+	assert_int_equal(ecqe->op_own >> 4, MLX5_CQE_REQ_ERR);
+	assert_int_equal(ecqe->syndrome, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+	assert_int_equal(be16toh(ecqe->wqe_counter), 1);
+	assert_int_equal(be32toh(ecqe->s_wqe_opcode_qpn) & 0xffffff, r.q.qp->qp_num);
 	raw_close(&r);
 }

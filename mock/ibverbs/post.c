@@ -885,9 +885,16 @@ static void doorbells(void)
 	struct mock_cq *mcq = NULL;
 	bool solicited, pending;
 
+	struct fault_action act;
+
 	verbs_lock_take();
+	/* A doorbell the device misses (rdmamock/mlx5/doorbell_lost, aimed
+	 * by the QP): its WQEs wait in the queue, the record ahead of the
+	 * device, until the next doorbell of the process. */
 	while ((mqp = mlx5_qp_next_rung(mqp)))
-		mlx5_sq_doorbell(mqp, run_raw);
+		if (!fault_at("rdmamock/mlx5/doorbell_lost") ||
+		    !qp_fault(mqp, "rdmamock/mlx5/doorbell_lost", &act))
+			mlx5_sq_doorbell(mqp, run_raw);
 	while ((mcq = mlx5_cq_next_armed(mcq, &solicited, &pending)))
 		verbs_cq_arm_raw(mcq, solicited, pending);
 	verbs_lock_give();
