@@ -343,7 +343,8 @@ MIDDLEWARE_LIBS_mpi_pingpong   := $(shell pkg-config --libs ompi-c 2>/dev/null)
 MIDDLEWARE_CFLAGS_mpi_pingpong := $(call pc_cflags,ompi-c)
 MIDDLEWARE_LIBS_rpma_pair      := $(shell pkg-config --libs librpma 2>/dev/null)
 MIDDLEWARE_CFLAGS_rpma_pair    := $(call pc_cflags,librpma)
-MIDDLEWARE := $(foreach p,ucp_sockaddr mpi_pingpong rpma_pair,\
+MIDDLEWARE_LIBS_mlx5_raw       := -lrdmacm -libverbs -lmlx5
+MIDDLEWARE := $(foreach p,ucp_sockaddr mpi_pingpong rpma_pair mlx5_raw,\
                 $(if $(MIDDLEWARE_LIBS_$(p)),$(BUILD)/examples/middleware/$(p)))
 $(BUILD)/examples/middleware/%: examples/middleware/%.c $(STAMP)
 	@mkdir -p $(@D)

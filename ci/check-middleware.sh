@@ -124,8 +124,16 @@ if [ "$KIND" = mlx5 ]; then
 		t=${c#ucp-}
 		perftest "$c" UCX_TLS=${t##*-},self -- -t ${t%-*}
 	done
+	# Our own program on the same queues, two processes: RDMA WRITE,
+	# fetch-and-add and SEND with immediate as WQEs it writes, and its
+	# receive WQE, each completion read from a CQ's ring
+	# (examples/middleware/mlx5_raw.c).
+	pair mlx5-raw-wqes cm:13380 "server: every check held" "client: every check held" \
+		"$MW/mlx5_raw" server "$ADDR" 13380 -- "$MW/mlx5_raw" client "$ADDR" 13380
 else
-	for c in $mlx5_cases; do wanted "$c" && verdict "$c" skip "UCX's mlx5 transports need an mlx5 device"; done
+	for c in $mlx5_cases mlx5-raw-wqes; do
+		wanted "$c" && verdict "$c" skip "UCX's mlx5 transports and direct verbs need an mlx5 device"
+	done
 fi
 
 # A UCP client and server that meet through a socket address: the rdmacm
