@@ -213,20 +213,35 @@ static char other_processes;
 #endif
 
 /* The fabric's locks are held for a few hundred nanoseconds at a time, by
- * threads of several processes: spin a little before sleeping in the
- * kernel, whose wake-up costs more than the wait (a ping-pong between two
- * processes waited 10 µs a round on a sleeping lock). */
+ * threads of several processes: spin before sleeping in the kernel, whose
+ * wake-up costs more than the wait (a ping-pong between two processes
+ * waited 10 µs a round on a sleeping lock). The spin is bounded in time,
+ * not in tries: a rarer, longer hold (a process's first address
+ * resolution, some 100 µs) must not put its waiter to sleep either, for
+ * the scheduler wakes a sleeper on its waker's busy CPU and can leave it
+ * there for milliseconds while the other CPU idles. That turned perftest's
+ * rdma_bind_addr, due 2 ms before its client's REQ, into a late one, and
+ * 10 of 20 ib_write_bw -R pairs into REJECTED (0 of 50 with this bound). */
+#define LOCK_SPIN_NS 100000
+
 void fab_mutex_lock(pthread_mutex_t *m)
 {
-	int err = EBUSY;
+	int err = pthread_mutex_trylock(m);
+	struct timespec t0, t;
 
-	for (int i = 0; i < 256 && err == EBUSY; i++) {
-		err = pthread_mutex_trylock(m);
-		if (err == EBUSY)
-			fab_cpu_relax();
-	}
 	if (err == EBUSY)
-		err = pthread_mutex_lock(m);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 1; err == EBUSY; i++) {
+		fab_cpu_relax();
+		err = pthread_mutex_trylock(m);
+		if (err != EBUSY || i % 64)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec > LOCK_SPIN_NS) {
+			err = pthread_mutex_lock(m);
+			break;
+		}
+	}
 	if (err == EOWNERDEAD) {
 		/* Its holder died inside the mock. What it was changing may be
 		 * half done; the rest of the fabric is intact, and the dead
