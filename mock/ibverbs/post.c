@@ -31,7 +31,7 @@
 
 /* ---------------------------------------------------------------- receives */
 
-int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t max_wr,
+int verbs_rq_post(struct recv_queue *rq, int owner, const struct ibv_recv_wr *wr, uint32_t max_wr,
 		  uint32_t max_sge, const char *call)
 {
 	struct recv_wqe *w;
@@ -52,7 +52,7 @@ int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t 
 
 		if (cap > 32)
 			cap = wr->num_sge;
-		w = fab_alloc(sizeof *w + (size_t)cap * sizeof w->sge[0]);
+		w = fab_alloc_owned(owner, sizeof *w + (size_t)cap * sizeof w->sge[0]);
 		if (!w)
 			return ENOMEM;
 		w->cap_sge = cap;
@@ -134,7 +134,8 @@ static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
 		return err;
 	}
 	/* A QP in ERR takes the request and flushes it at once. */
-	err = verbs_rq_post(&mqp->rq, wr, mqp->state == IBV_QPS_ERR ? UINT32_MAX : mqp->cap.max_recv_wr,
+	err = verbs_rq_post(&mqp->rq, fab_owner_of(mqp), wr,
+			    mqp->state == IBV_QPS_ERR ? UINT32_MAX : mqp->cap.max_recv_wr,
 			    mqp->cap.max_recv_sge, "ibv_post_recv");
 	if (!err && mqp->state == IBV_QPS_ERR)
 		verbs_qp_flush_recvs(mqp);
@@ -154,7 +155,7 @@ void verbs_rq_pull(struct mock_qp *mqp, bool all)
 	if (!mqp->ring || mlx5_rq_max_sge(mqp) > sizeof sge / sizeof sge[0])
 		return;
 	while ((all || !mqp->rq.head) && !mlx5_rq_take(mqp, &wr, sge, &index)) {
-		if (verbs_rq_post(&mqp->rq, &wr, UINT32_MAX, UINT32_MAX, "ibv_post_recv")) {
+		if (verbs_rq_post(&mqp->rq, fab_owner_of(mqp), &wr, UINT32_MAX, UINT32_MAX, "ibv_post_recv")) {
 			mock_log("out of memory: a receive WQE of QP %u lost", mqp->qp.qp_num);
 			continue;
 		}

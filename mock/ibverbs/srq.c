@@ -69,7 +69,7 @@ static void pull(struct mock_srq *msrq)
 	if (!msrq->ring || msrq->rq.head || mlx5_srq_max_sge(msrq) > sizeof sge / sizeof sge[0] ||
 	    mlx5_srq_take(msrq, &wr, sge, &index))
 		return;
-	if (verbs_rq_post(&msrq->rq, &wr, UINT32_MAX, UINT32_MAX, "ibv_post_srq_recv")) {
+	if (verbs_rq_post(&msrq->rq, fab_owner_of(msrq), &wr, UINT32_MAX, UINT32_MAX, "ibv_post_srq_recv")) {
 		mock_log("out of memory: a receive WQE of SRQ %u lost", msrq->srq_num);
 		return;
 	}
@@ -304,7 +304,7 @@ int verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_srq_recv"), &err)) {
 		verbs_lock_take();
 		for (; wr && !(err = msrq->ring ? mlx5_srq_post(msrq, wr)
-						: verbs_rq_post(&msrq->rq, wr, msrq->attr.max_wr,
+						: verbs_rq_post(&msrq->rq, fab_owner_of(msrq), wr, msrq->attr.max_wr,
 								msrq->attr.max_sge, "ibv_post_srq_recv"));
 		     wr = wr->next)
 			;

@@ -371,7 +371,9 @@ void verbs_rq_recycle(struct recv_wqe *w);
 extern __thread bool verbs_target_gone;
 
 /* Receive queues (a QP's own, or an SRQ's). */
-int verbs_rq_post(struct recv_queue *rq, const struct ibv_recv_wr *wr, uint32_t max_wr,
+/* owner: the arena owner of the queue's QP or SRQ, whose receives they
+ * are though another process (the one delivering) may make them. */
+int verbs_rq_post(struct recv_queue *rq, int owner, const struct ibv_recv_wr *wr, uint32_t max_wr,
 		  uint32_t max_sge, const char *call);
 struct recv_wqe *verbs_rq_take(struct recv_queue *rq);
 void verbs_rq_drop(struct recv_queue *rq);
