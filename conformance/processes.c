@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -438,6 +439,84 @@ void ibv_post_send__atomics_and_rkey_other_process(void **state)
 	FX_OK(rdma_disconnect(a.id));
 	child_end(&c, false);
 	active_release(&a);
+}
+
+/* The child: accepts, and at the parent's word SENDs it MSG bytes of
+ * 0x60 + i, says 1 once the send completed (the receiver acknowledged
+ * it), and ends at the disconnect. */
+static const char *send_at_word(struct child *c, void *arg)
+{
+	static const uint8_t ready = 0, sent = 1;
+	struct passive p = { 0 };
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	uint8_t word;
+	const char *err;
+
+	if ((err = listen_on(&p, fx_port())))
+		return err;
+	if (!child_say(c, &ready, 1))
+		return "cannot write to the parent";
+	if ((err = accept_one(&p)))
+		return err;
+	if (!read_all(c->from_parent, &word, 1, WAIT_MS))
+		return "no word from the parent within 5 s";
+	for (int i = 0; i < MSG; i++)
+		p.buf[i] = (uint8_t)(0x60 + i);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)p.buf, .length = MSG, .lkey = p.mr->lkey };
+	if (ibv_post_send(p.id->qp, &wr, &bad))
+		return "ibv_post_send failed";
+	if ((err = wait_recv(p.id->send_cq, &wc)))
+		return err;
+	if (!child_say(c, &sent, 1))
+		return "cannot write to the parent";
+	if ((err = next_event(p.ch, RDMA_CM_EVENT_DISCONNECTED, NULL)))
+		return err;
+	rdma_disconnect(p.id);
+	return NULL;
+}
+
+/* A message the sender saw acknowledged is in its receive buffer whether
+ * or not the receiver polled its completion: the receiver may deregister
+ * the region, check it, unmap it and only then destroy its QP (UCX's UD
+ * interface frees its receive buffers before its QP), and nothing is
+ * written there afterwards. */
+void ibv_dereg_mr__unpolled_receive_other_process(void **state)
+{
+	struct active a = { 0 };
+	struct offer offer;
+	struct child c;
+	uint8_t ready, word = 1, sent;
+	uint8_t *page;
+	struct ibv_mr *mr;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	shared_fabric();
+	fx_require_backend();
+	child_start(&c, send_at_word, NULL);
+	child_expect(&c, &ready, 1);
+	connect_to(&a, fx_port(), &offer, NULL);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	mr = ibv_reg_mr(a.id->pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)page, .length = MSG, .lkey = mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(a.id->qp, &wr, &bad));
+	assert_int_equal(write(c.to_child, &word, 1), 1);
+	child_expect(&c, &sent, 1);
+	FX_VERBS_OK(ibv_dereg_mr(mr));
+	for (int i = 0; i < MSG; i++)
+		if (page[i] != (uint8_t)(0x60 + i))
+			fail_msg("byte %d of the acknowledged message is 0x%02x, not 0x%02x, once the region was deregistered",
+				 i, page[i], 0x60 + i);
+	assert_int_equal(munmap(page, 4096), 0);
+	FX_OK(rdma_disconnect(a.id));
+	child_end(&c, false);
+	active_release(&a); /* rdma_destroy_qp */
 }
 
 /* The child listens on fx_port() and waits to be killed. */

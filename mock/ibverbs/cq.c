@@ -63,6 +63,40 @@ static void deliver(struct mock_cqe *e)
 	e->later_block = NULL;
 }
 
+/* The device placed a received message when it arrived; the mock writes
+ * one for another process when it is polled. Before this process's memory
+ * in [addr, addr + len) stops being a region (ibv_dereg_mr, a new
+ * translation), what is kept for it is written, as it would be there
+ * already: nothing is written once the program may have unmapped it. */
+struct placing {
+	pid_t pid;
+	uint64_t addr, len;
+};
+
+static bool kept_for(const struct mock_cqe *e, const struct placing *at)
+{
+	for (int i = 0; i < e->later.nseg; i++)
+		if (e->later.seg[i].pid == at->pid && e->later.seg[i].addr < at->addr + at->len &&
+		    at->addr < e->later.seg[i].addr + e->later.seg[i].len)
+			return true;
+	return false;
+}
+
+static bool place_kept(const void *cq, void *arg)
+{
+	for (struct mock_cqe *e = ((const struct mock_cq *)cq)->head; e; e = e->next)
+		if (kept_for(e, arg))
+			deliver(e);
+	return false;
+}
+
+void verbs_cq_place_kept(pid_t pid, uint64_t addr, uint64_t len)
+{
+	struct placing at = { pid, addr, len };
+
+	ledger_each(LEDGER_CQ, place_kept, &at);
+}
+
 #define SPARE_MAX 64
 
 void verbs_cqe_release(struct mock_cq *cq, struct mock_cqe *e)

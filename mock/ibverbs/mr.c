@@ -237,6 +237,7 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 			      (void *)mr, mr->lkey, user.what, user.num);
 		verbs_lock_take();
 	}
+	verbs_cq_place_kept(m->pid, (uint64_t)(uintptr_t)mr->addr, mr->length);
 	for (pos = &verbs_shared()->mrs; *pos != m; pos = &(*pos)->next)
 		;
 	*pos = m->next;
@@ -319,6 +320,7 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
 		m->access = (unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		verbs_cq_place_kept(m->pid, (uint64_t)(uintptr_t)mr->addr, mr->length);
 		m->iova = (uintptr_t)addr;
 		mr->addr = addr;
 		mr->length = length;

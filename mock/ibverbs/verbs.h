@@ -306,6 +306,10 @@ bool verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len
  * with it, copied. */
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
 		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later);
+/* Write now the messages this process's CQs keep for pid's memory in
+ * [addr, addr + len), which is about to stop being a region. Under the
+ * verbs lock. */
+void verbs_cq_place_kept(pid_t pid, uint64_t addr, uint64_t len);
 /* A completion polled: kept for the CQ's next, or freed. */
 void verbs_cqe_release(struct mock_cq *cq, struct mock_cqe *e);
 /* Whether the CQ holds no completion, without the lock: what a poll of
