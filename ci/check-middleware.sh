@@ -110,16 +110,18 @@ for t in am_lat am_bw; do
 done
 
 # UCX's mlx5 transports write WQEs and read CQEs themselves (mlx5dv_init_obj)
-# and ring the doorbell: rc_mlx5 (rc_x) and ud_mlx5 (ud_x) on a ConnectX;
-# rxe has no mlx5 (mlx5dv_is_supported is false), so they skip there.
-# dc_mlx5 needs DC, which the mock does not model yet.
+# and ring the doorbell: rc_mlx5 (rc_x), ud_mlx5 (ud_x) and dc_mlx5 (dc_x,
+# a DCI per destination's turn, one DCT) on a ConnectX; rxe has no mlx5
+# (mlx5dv_is_supported is false), so they skip there.
 mlx5_cases=""
-for tl in rc_x ud_x; do
+for tl in rc_x ud_x dc_x; do
 	for t in tag_lat tag_bw ucp_put_bw ucp_get ucp_am_lat; do
 		mlx5_cases="$mlx5_cases ucp-$t-$tl"
 	done
 done
 if [ "$KIND" = mlx5 ]; then
+	listing ucx-info-mlx5 "Transport: rc_mlx5|Transport: ud_mlx5|Transport: dc_mlx5" \
+		$ucx ucx_info -d
 	for c in $mlx5_cases; do
 		t=${c#ucp-}
 		perftest "$c" UCX_TLS=${t##*-},self -- -t ${t%-*}
@@ -131,7 +133,7 @@ if [ "$KIND" = mlx5 ]; then
 	pair mlx5-raw-wqes cm:13380 "server: every check held" "client: every check held" \
 		"$MW/mlx5_raw" server "$ADDR" 13380 -- "$MW/mlx5_raw" client "$ADDR" 13380
 else
-	for c in $mlx5_cases mlx5-raw-wqes; do
+	for c in ucx-info-mlx5 $mlx5_cases mlx5-raw-wqes; do
 		wanted "$c" && verdict "$c" skip "UCX's mlx5 transports and direct verbs need an mlx5 device"
 	done
 fi

@@ -833,3 +833,345 @@ void mlx5dv_init_obj__fault_error_cqe(void **state)
 	assert_int_equal(be32toh(ecqe->s_wqe_opcode_qpn) & 0xffffff, r.q.qp->qp_num);
 	raw_close(&r);
 }
+
+/* ---------------------------------------------------------------- DC */
+
+#define DC_KEY 0x1ee7a330c0ffeeull
+
+struct dc {
+	struct raw r;          /* r.q: the PD, the CQ (its ring r.cq), buf and its MR */
+	struct ibv_srq *srq;
+	struct ibv_qp *dct, *dci;
+	struct mlx5dv_qp dci_dv;
+	union ibv_gid gid;
+};
+
+static struct ibv_qp *dc_create(struct dc *d, enum mlx5dv_dc_type type, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_DRIVER,
+		.send_cq = d->r.q.cq,
+		.recv_cq = d->r.q.cq,
+		.srq = srq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = d->r.q.pd,
+		.cap = { .max_send_wr = type == MLX5DV_DCTYPE_DCI ? 16 : 0,
+			 .max_send_sge = type == MLX5DV_DCTYPE_DCI ? 1 : 0 },
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = type, .dct_access_key = DC_KEY },
+	};
+
+	return mlx5dv_create_qp(d->r.q.ctx, &attr, &dv);
+}
+
+/* The RoCE path both take: the port's GID 0, a GRH. */
+static void dc_path(struct dc *d, struct ibv_qp_attr *attr)
+{
+	attr->path_mtu = IBV_MTU_1024;
+	attr->ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
+					      .grh = { .dgid = d->gid, .hop_limit = 64 } };
+}
+
+static void dct_to_rtr(struct dc *d)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+						       IBV_ACCESS_REMOTE_ATOMIC };
+
+	FX_VERBS_OK(ibv_modify_qp(d->dct, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						       IBV_QP_ACCESS_FLAGS));
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .min_rnr_timer = 1 };
+	dc_path(d, &attr);
+	FX_VERBS_OK(ibv_modify_qp(d->dct, &attr, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV |
+						       IBV_QP_PATH_MTU));
+}
+
+static void dci_to_rts(struct dc *d, uint8_t timeout, uint8_t retry_cnt)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	FX_VERBS_OK(ibv_modify_qp(d->dci, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT));
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+	dc_path(d, &attr);
+	FX_VERBS_OK(ibv_modify_qp(d->dci, &attr, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_AV));
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = timeout,
+				     .retry_cnt = retry_cnt, .rnr_retry = 7, .max_rd_atomic = 1 };
+	FX_VERBS_OK(ibv_modify_qp(d->dci, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+						       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+						       IBV_QP_MAX_QP_RD_ATOMIC));
+}
+
+/* A PD, a CQ handed over as a ring, an SRQ, a region over buf; no DC QP. */
+static void dc_open(struct dc *d)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
+
+	memset(d, 0, sizeof *d);
+	fx_qp_create(&d->r.q, FX_DEV_MLX5, IBV_QPT_RC);
+	cq_ring(&d->r.q, &d->r.cq);
+	d->r.mr = ibv_reg_mr(d->r.q.pd, d->r.buf, sizeof d->r.buf,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				     IBV_ACCESS_REMOTE_ATOMIC);
+	if (!d->r.mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	d->srq = ibv_create_srq(d->r.q.pd, &sattr);
+	if (!d->srq)
+		fail_msg("ibv_create_srq: %s", strerror(errno));
+	FX_OK(ibv_query_gid(d->r.q.ctx, 1, 0, &d->gid));
+}
+
+static void dc_close(struct dc *d)
+{
+	if (d->dci)
+		FX_VERBS_OK(ibv_destroy_qp(d->dci));
+	if (d->dct)
+		FX_VERBS_OK(ibv_destroy_qp(d->dct));
+	FX_VERBS_OK(ibv_destroy_srq(d->srq));
+	raw_close(&d->r);
+}
+
+static void dc_modify_refused(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, const char *what)
+{
+	int ret = ibv_modify_qp(qp, attr, mask);
+
+	if (ret != EINVAL)
+		fail_msg("ibv_modify_qp(%s) gave %d, not EINVAL (%d)", what, ret, EINVAL);
+}
+
+/* A DCT goes from RESET to INIT to RTR, each with exactly the attributes
+ * mlx5_ib_modify_dct takes, and no further; the device makes it at RTR,
+ * and only then has it a number. */
+void mlx5dv_create_qp__dct_states(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct dc d;
+
+	dc_open(&d);
+	if (!dc_create(&d, MLX5DV_DCTYPE_DCT, NULL)) /* a DCT needs an SRQ */
+		RC_ASSERT_ERRNO("mlx5dv_create_qp", errno, EINVAL);
+	else
+		fail_msg("mlx5dv_create_qp made a DCT without an SRQ");
+	d.dct = dc_create(&d, MLX5DV_DCTYPE_DCT, d.srq);
+	if (!d.dct)
+		fail_msg("mlx5dv_create_qp(DCT): %s", strerror(errno));
+	assert_int_equal(d.dct->qp_type, IBV_QPT_DRIVER);
+	assert_int_equal(d.dct->qp_num, 0);
+	dc_modify_refused(d.dct, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT,
+			  "DCT to INIT without access flags");
+	dc_modify_refused(d.dct, &attr,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_QKEY,
+			  "DCT to INIT with a Q_Key");
+	dct_to_rtr(&d);
+	assert_int_not_equal(d.dct->qp_num, 0);
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
+	dc_modify_refused(d.dct, &attr, IBV_QP_STATE, "DCT to RTS");
+	attr.qp_state = IBV_QPS_ERR;
+	dc_modify_refused(d.dct, &attr, IBV_QP_STATE, "DCT to ERR");
+	dc_close(&d);
+}
+
+/* A DCI's transitions are modify_dci_qp_is_ok's: INIT with a P_Key index
+ * and a port but no access flags, RTR with a path MTU (the path is
+ * optional: each WQE names its own), RTS with the requester's attributes.
+ * It takes no work from ibv_post_send. */
+void mlx5dv_create_qp__dci_states(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct dc d;
+
+	dc_open(&d);
+	d.dci = dc_create(&d, MLX5DV_DCTYPE_DCI, NULL);
+	if (!d.dci)
+		fail_msg("mlx5dv_create_qp(DCI): %s", strerror(errno));
+	assert_int_not_equal(d.dci->qp_num, 0);
+	dc_modify_refused(d.dci, &attr,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+			  "DCI to INIT with access flags");
+	dci_to_rts(&d, 14, 7);
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .min_rnr_timer = 3 };
+	FX_VERBS_OK(ibv_modify_qp(d.dci, &attr, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER));
+	attr.timeout = 10;
+	dc_modify_refused(d.dci, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT, "DCI RTS to RTS with a timeout");
+	dc_close(&d);
+}
+
+/* What the provider refuses of a DC request: the DC attributes on a QP
+ * type other than IBV_QPT_DRIVER, a DC type it does not know, send
+ * operations on a DCT, DCI streams beyond the device's (none). */
+void mlx5dv_create_qp__dc_refused(void **state)
+{
+	struct ibv_qp_init_attr_ex attr;
+	struct mlx5dv_qp_init_attr dv;
+	struct dc d;
+
+	dc_open(&d);
+#define DC_ATTRS(type, dctype)                                                                    \
+	do {                                                                                      \
+		attr = (struct ibv_qp_init_attr_ex){ .qp_type = (type), .send_cq = d.r.q.cq,       \
+						     .recv_cq = d.r.q.cq, .srq = d.srq,            \
+						     .comp_mask = IBV_QP_INIT_ATTR_PD,             \
+						     .pd = d.r.q.pd,                               \
+						     .cap = { .max_send_wr = 4, .max_send_sge = 1 } }; \
+		dv = (struct mlx5dv_qp_init_attr){ .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,     \
+						   .dc_init_attr = { .dc_type = (dctype) } };     \
+	} while (0)
+#define DC_REFUSED(what, err)                                                         \
+	do {                                                                          \
+		struct ibv_qp *qp = mlx5dv_create_qp(d.r.q.ctx, &attr, &dv);          \
+		if (qp) {                                                             \
+			ibv_destroy_qp(qp);                                           \
+			fail_msg("mlx5dv_create_qp(%s) succeeded", what);             \
+		}                                                                     \
+		if (errno != (err))                                                   \
+			fail_msg("mlx5dv_create_qp(%s): errno %d, not %d", what, errno, err); \
+		RC_ASSERT_ERRNO("mlx5dv_create_qp", errno, err);                      \
+	} while (0)
+	DC_ATTRS(IBV_QPT_RC, MLX5DV_DCTYPE_DCT);
+	DC_REFUSED("RC with DC attributes", EINVAL);
+	DC_ATTRS(IBV_QPT_DRIVER, 7);
+	DC_REFUSED("DC type 7", EINVAL);
+	DC_ATTRS(IBV_QPT_DRIVER, MLX5DV_DCTYPE_DCT);
+	attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	attr.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	DC_REFUSED("DCT with send operations", EINVAL);
+	DC_ATTRS(IBV_QPT_DRIVER, MLX5DV_DCTYPE_DCI);
+	dv.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+	dv.dc_init_attr.dci_streams.log_num_concurent = 4;
+	DC_REFUSED("DCI with 16 streams", EINVAL);
+#undef DC_REFUSED
+#undef DC_ATTRS
+	dc_close(&d);
+}
+
+/* One DC WQE: control, the full address vector naming the DCT (its
+ * number, MLX5_EXTENDED_UD_AV, the key, the GRH to the port's GID 0),
+ * then for RDMA the remote address, then one 8-byte data segment
+ * (buf[local]): two blocks. Rung for. */
+static void dc_ring(struct dc *d, uint8_t opcode, uint64_t key, int remote, int local)
+{
+	struct mlx5_wqe_ctrl_seg *ctrl = raw_wqe(&d->r);
+	struct mlx5_wqe_datagram_seg *dg = (struct mlx5_wqe_datagram_seg *)(ctrl + 1);
+	char *next = (char *)(dg + 1);
+	unsigned ds = 1 + 3 + 1;
+
+	memset(dg, 0, sizeof *dg);
+	dg->av.key.dc_key = htobe64(key);
+	dg->av.dqp_dct = htobe32(d->dct->qp_num | MLX5_EXTENDED_UD_AV);
+	dg->av.grh_gid_fl = htobe32(1u << 30);
+	dg->av.hop_limit = 64;
+	memcpy(dg->av.rgid, d->gid.raw, sizeof dg->av.rgid);
+	if (opcode != MLX5_OPCODE_SEND) {
+		struct mlx5_wqe_raddr_seg *ra = (struct mlx5_wqe_raddr_seg *)next;
+
+		ra->raddr = htobe64((uintptr_t)&d->r.buf[remote]);
+		ra->rkey = htobe32(d->r.mr->rkey);
+		next += sizeof *ra;
+		ds++;
+	}
+	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)next, 8, d->r.mr->lkey,
+			    (uintptr_t)&d->r.buf[local]);
+	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)d->r.sq_pi, opcode, 0, d->dci->qp_num,
+			    MLX5_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, 0, 0);
+	d->r.sq_pi++; /* the first block; raw_ring counts the second */
+	raw_ring(&d->r, ctrl);
+}
+
+/* A DCI reaches a DCT through its WQEs alone: an RDMA WRITE and an RDMA
+ * READ on the DCT's PD, a SEND into its SRQ (the responder's CQE names the
+ * DCT and the DCI), each completed with the requester's CQE; a WQE that
+ * names another access key is never answered: its retries run out and
+ * its CQE is an error with the transport retry syndrome. */
+void mlx5dv_init_obj__dc_raw_wqes(void **state)
+{
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct mlx5dv_obj obj;
+	struct mlx5_cqe64 *cqe;
+	struct dc d;
+	bool sent = false, received = false;
+
+	dc_open(&d);
+	d.dct = dc_create(&d, MLX5DV_DCTYPE_DCT, d.srq);
+	d.dci = dc_create(&d, MLX5DV_DCTYPE_DCI, NULL);
+	if (!d.dct || !d.dci)
+		fail_msg("mlx5dv_create_qp(DCT, DCI): %s", strerror(errno));
+	obj = (struct mlx5dv_obj){ .qp = { .in = d.dci, .out = &d.r.qp } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+	assert_int_equal(d.r.qp.sq.stride, 64);
+	dct_to_rtr(&d);
+	dci_to_rts(&d, 1, 0);
+
+	d.r.buf[0] = 0x1111222233334444ull;
+	dc_ring(&d, MLX5_OPCODE_RDMA_WRITE, DC_KEY, 8, 0);
+	raw_req(&d.r, MLX5_OPCODE_RDMA_WRITE, 0);
+	assert_true(d.r.buf[8] == 0x1111222233334444ull);
+	d.r.buf[9] = 0x5555666677778888ull;
+	dc_ring(&d, MLX5_OPCODE_RDMA_READ, DC_KEY, 9, 10);
+	raw_req(&d.r, MLX5_OPCODE_RDMA_READ, 2);
+	assert_true(d.r.buf[10] == 0x5555666677778888ull);
+
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&d.r.buf[16], .length = 8, .lkey = d.r.mr->lkey };
+	FX_VERBS_OK(ibv_post_srq_recv(d.srq, &rwr, &rbad));
+	dc_ring(&d, MLX5_OPCODE_SEND, DC_KEY, 0, 0);
+	for (int i = 0; i < 2; i++) {
+		cqe = raw_take(&d.r);
+		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ) {
+			sent = true;
+			assert_int_equal(be16toh(cqe->wqe_counter), 4);
+			assert_int_equal(be32toh(cqe->sop_drop_qpn) & 0xffffff, d.dci->qp_num);
+		} else {
+			received = true;
+			assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_RESP_SEND);
+			assert_int_equal(be32toh(cqe->byte_cnt), 8);
+			assert_int_equal(be32toh(cqe->sop_drop_qpn) & 0xffffff, d.dct->qp_num);
+			assert_int_equal(be32toh(cqe->flags_rqpn) & 0xffffff, d.dci->qp_num);
+		}
+	}
+	assert_true(sent && received);
+	assert_true(d.r.buf[16] == 0x1111222233334444ull);
+
+	d.r.buf[20] = 7;
+	dc_ring(&d, MLX5_OPCODE_RDMA_WRITE, DC_KEY + 1, 21, 20);
+	cqe = raw_take(&d.r);
+	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ_ERR);
+	assert_int_equal(((struct mlx5_err_cqe *)cqe)->syndrome, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+	assert_true(d.r.buf[21] == 0);
+	dc_close(&d);
+}
+
+/* ---------------------------------------------------------------- mlx5dv_query_port */
+
+/* A port of a device in legacy mode (no switchdev eswitch, not a
+ * multi-port one) reports nothing: the kernel writes the whole struct,
+ * zero, with no flag. A port the device lacks is EINVAL; a device without
+ * mlx5 is EOPNOTSUPP. */
+void mlx5dv_query_port__legacy_port(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_MLX5);
+	struct mlx5dv_port info, zero;
+	struct ibv_device_attr attr;
+
+	memset(&info, 0xa5, sizeof info);
+	memset(&zero, 0, sizeof zero);
+	FX_VERBS_OK(mlx5dv_query_port(ctx, 1, &info));
+	if (info.flags & (MLX5DV_QUERY_PORT_VPORT | MLX5DV_QUERY_PORT_ESW_OWNER_VHCA_ID))
+		RC_SKIP("capability: a legacy-mode port (%s's port 1 is an eswitch representor)",
+			ibv_get_device_name(ctx->device));
+	assert_int_equal(memcmp(&info, &zero, sizeof info), 0);
+	FX_VERBS_OK(ibv_query_device(ctx, &attr));
+	RC_ASSERT_ERRNO("_mlx5dv_query_port", mlx5dv_query_port(ctx, attr.phys_port_cnt + 1, &info),
+			EINVAL);
+	RC_ASSERT_ERRNO("_mlx5dv_query_port", mlx5dv_query_port(ctx, 0, &info), EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+void mlx5dv_query_port__not_mlx5(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_NOT_MLX5);
+	struct mlx5dv_port info;
+
+	RC_ASSERT_ERRNO("_mlx5dv_query_port", mlx5dv_query_port(ctx, 1, &info), EOPNOTSUPP);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}

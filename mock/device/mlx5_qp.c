@@ -368,6 +368,7 @@ int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run)
 		struct ibv_sge sge[MAX_WQE_BBS * BB / DS];
 		struct ibv_send_wr wr = { .sg_list = sge };
 		const struct mlx5_wqe_av *av = NULL;
+		struct mlx5_wqe_av dc_av;
 		uint32_t ds, nbb, at = DS;
 		uint8_t opcode;
 		bool known;
@@ -393,7 +394,21 @@ int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run)
 			wr.wr.ud.remote_qpn = be32toh(dg->av.dqp_dct) & 0xffffff;
 			wr.wr.ud.remote_qkey = be32toh(dg->av.key.qkey.qkey);
 			at += sizeof *dg;
-		} else if (known && has_raddr(opcode)) {
+		} else if (qp->qp.qp_type == IBV_QPT_DRIVER) {
+			/* A DCI's vector: the base 16 bytes (key, DCT number,
+			 * LID), then the GRH's 32 when MLX5_EXTENDED_UD_AV
+			 * says the vector is the full one. */
+			memset(&dc_av, 0, sizeof dc_av);
+			memcpy(&dc_av, wqe + at, 16);
+			if (be32toh(dc_av.dqp_dct) & MLX5_EXTENDED_UD_AV) {
+				memcpy(&dc_av, wqe + at, sizeof dc_av);
+				at += sizeof dc_av;
+			} else {
+				at += 16;
+			}
+			av = &dc_av;
+		}
+		if (qp->qp.qp_type != IBV_QPT_UD && known && has_raddr(opcode)) {
 			const struct mlx5_wqe_raddr_seg *ra = (const void *)(wqe + at);
 
 			wr.wr.rdma.remote_addr = be64toh(ra->raddr);
@@ -427,7 +442,8 @@ int mlx5_sq_doorbell(struct mock_qp *qp, mlx5_run_wqe run)
 			at += sizeof *seg;
 		}
 		run(qp, &wr, av, (uint16_t)r->sq_done,
-		    !known || (av && opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)
+		    !known || (qp->qp.qp_type == IBV_QPT_UD && opcode != MLX5_OPCODE_SEND &&
+			       opcode != MLX5_OPCODE_SEND_IMM)
 			    ? IBV_WC_LOC_QP_OP_ERR
 			    : IBV_WC_SUCCESS);
 		r->sq_done += nbb;

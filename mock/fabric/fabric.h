@@ -278,7 +278,7 @@ enum fab_opcode {
 
 struct fab_packet {
 	enum fab_opcode op;
-	enum ibv_qp_type transport; /* RC, UC, UD, or IBV_QPT_XRC_SEND */
+	enum ibv_qp_type transport; /* RC, UC, UD, IBV_QPT_XRC_SEND, or DRIVER for DC */
 	unsigned src_dev;           /* the sender's device (its serial) */
 	uint32_t src_qpn;
 	union ibv_gid sgid, dgid;   /* the GRH */
@@ -289,6 +289,7 @@ struct fab_packet {
 	uint8_t sl;
 	uint32_t dst_qpn;           /* 0xffffff for a multicast group */
 	uint32_t qkey;              /* UD */
+	uint64_t dc_key;            /* DC: the DCT's access key, as the DCI's vector gives it */
 	uint16_t ip_id;             /* RoCE v2 over IPv4: the IP header's id */
 	uint32_t xrc_srqn;          /* XRC: the SRQ at the target */
 	bool with_imm;
@@ -354,6 +355,10 @@ struct fab_dv_provider {
 				       struct mlx5dv_cq_init_attr *dv);
 	/* mlx5dv_init_obj of a QP: 0, or an errno. */
 	int (*qp_expose)(struct ibv_qp *qp, struct mlx5dv_qp *out);
+	/* mlx5dv_create_qp of a DCI or DCT (dc_type MLX5DV_DCTYPE_*), its
+	 * attributes checked by libmlx5: NULL with errno on failure. */
+	struct ibv_qp *(*qp_create_dc)(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
+				       int dc_type, uint64_t access_key);
 	/* mlx5dv_init_obj of an SRQ: 0, or an errno. */
 	int (*srq_expose)(struct ibv_srq *srq, struct mlx5dv_srq *out);
 	/* mlx5dv_init_obj of an AH: 0, or an errno. */

@@ -810,6 +810,7 @@ static const struct fab_dv_provider dv_provider = {
 	.cq_expose = verbs_cq_expose,
 	.cq_create = create_cq_dv,
 	.qp_expose = verbs_qp_expose,
+	.qp_create_dc = verbs_create_dc_qp,
 	.srq_expose = verbs_srq_expose,
 	.ah_expose = verbs_ah_expose,
 };

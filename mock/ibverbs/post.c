@@ -203,7 +203,8 @@ static bool is_send(enum ibv_wr_opcode op)
 /* Which transport the QP speaks on the wire; XRC_SEND is RC to an SRQ. */
 static bool reliable(const struct mock_qp *mqp)
 {
-	return mqp->qp.qp_type == IBV_QPT_RC || mqp->qp.qp_type == IBV_QPT_XRC_SEND;
+	return mqp->qp.qp_type == IBV_QPT_RC || mqp->qp.qp_type == IBV_QPT_XRC_SEND ||
+	       mqp->dc_type == MLX5DV_DCTYPE_DCI;
 }
 
 /* What each transport carries; the rest (memory windows, invalidation,
@@ -216,7 +217,7 @@ static bool opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 		return false;
 	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)
 		return true;
-	return (type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND) &&
+	return (type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND || type == IBV_QPT_DRIVER) &&
 	       (op == IBV_WR_RDMA_READ || is_atomic(op));
 }
 
@@ -379,6 +380,12 @@ static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fa
 			pkt->qkey = mqp->attr.qkey;
 	} else if (mqp->qp.qp_type == IBV_QPT_XRC_SEND) {
 		pkt->xrc_srqn = wr->qp_type.xrc.remote_srqn;
+	} else if (mqp->dc_type == MLX5DV_DCTYPE_DCI) {
+		/* Each WQE's vector names the DCT, its key and the path. */
+		path = &mqp->raw_ah->attr;
+		src = &mqp->raw_ah->src;
+		pkt->dst_qpn = mqp->raw_ah->dc_dctn;
+		pkt->dc_key = mqp->raw_ah->dc_key;
 	}
 	pkt->dgid = path->grh.dgid;
 	pkt->hop_limit = path->grh.hop_limit;
@@ -438,6 +445,9 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 		.solicited = wr->send_flags & IBV_SEND_SOLICITED,
 		.len = len,
 	};
+
+	if (mqp->dc_type == MLX5DV_DCTYPE_DCI && !mqp->raw_ah)
+		return IBV_WC_LOC_QP_OP_ERR; /* a stalled one that lost its vector: none does */
 	enum ibv_wc_status status = IBV_WC_SUCCESS;
 	struct fab_response resp;
 	char *buf = NULL;
@@ -530,6 +540,8 @@ struct stalled_wr {
 	struct stalled_wr *next;
 	struct ibv_send_wr wr; /* a copy: sg_list is sge, next NULL */
 	uint64_t sq_mark;
+	bool has_av;           /* a DCI's: the address its WQE's vector gave */
+	struct mock_ah av;
 	struct ibv_sge sge[];  /* then the inline data, copied at post */
 };
 
@@ -562,6 +574,9 @@ static void stall_append(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint
 	s->wr.sg_list = s->sge;
 	s->wr.num_sge = nsge;
 	s->sq_mark = mark;
+	s->has_av = mqp->dc_type == MLX5DV_DCTYPE_DCI && mqp->raw_ah;
+	if (s->has_av)
+		s->av = *mqp->raw_ah;
 	if (inl) {
 		/* Inline data is taken at post: keep it, the caller may not. */
 		data = (char *)&s->sge[1];
@@ -760,7 +775,12 @@ static void retry_due(void *obj, int gen)
 	if (mqp->tries_left > 0)
 		mqp->tries_left--;
 	while (mqp->stalled && mqp->state == IBV_QPS_RTS) {
-		if (run_request(mqp, &mqp->stalled->wr, mqp->stalled->sq_mark, true))
+		bool stalled;
+
+		mqp->raw_ah = mqp->stalled->has_av ? &mqp->stalled->av : NULL;
+		stalled = run_request(mqp, &mqp->stalled->wr, mqp->stalled->sq_mark, true);
+		mqp->raw_ah = NULL;
+		if (stalled)
 			return;
 		fab_free(stall_take(mqp));
 	}
@@ -794,8 +814,18 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	bool mlx5 = mqp->personality == RDMAMOCK_MLX5;
 	uint64_t len, mark;
 
-	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV)
+	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV || mqp->dc_type == MLX5DV_DCTYPE_DCT)
 		return EINVAL; /* it has no send queue */
+	/* A DCI's WQE carries its destination, which an ibv_send_wr cannot
+	 * (the provider writes none, and the device would fail it): its
+	 * work goes through WQEs and the doorbell. */
+	if (mqp->dc_type == MLX5DV_DCTYPE_DCI) {
+		static int said;
+
+		mock_not_implemented("ibv_post_send on a DCI (write its WQEs, with their address "
+				     "vector, and ring the doorbell)", &said);
+		return EINVAL;
+	}
 	/* rxe refuses a send before RTS; SQD (draining) is refused too. */
 	if (mqp->state != IBV_QPS_RTS && mqp->state != IBV_QPS_SQE && mqp->state != IBV_QPS_ERR)
 		return EINVAL;
@@ -850,10 +880,15 @@ static void run_raw(struct mock_qp *mqp, const struct ibv_send_wr *wr_in,
 
 	if (av) {
 		mlx5_av_decode(av, &ah.attr);
+		ah.dc_key = be64toh(av->key.dc_key);
+		ah.dc_dctn = be32toh(av->dqp_dct) & 0xffffff;
 		verbs_src_of(mqp->qp.context, ah.attr.grh.sgid_index, &ah.src);
 		ah.ah.context = mqp->qp.context;
-		ud.wr.ud.ah = &ah.ah;
-		wr = &ud;
+		/* A DCI's WR keeps its remote address: the vector is apart. */
+		if (mqp->qp.qp_type == IBV_QPT_UD) {
+			ud.wr.ud.ah = &ah.ah;
+			wr = &ud;
+		}
 		mqp->raw_ah = &ah;
 	}
 

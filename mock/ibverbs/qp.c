@@ -192,13 +192,22 @@ static uint64_t send_ops(enum ibv_qp_type type)
 
 /* What uverbs and the drivers refuse at creation; 0 when it may go on. */
 static int check_init_attr(const struct ibv_qp_init_attr_ex *init, const struct fab_profile *p,
-			   struct ibv_context *ctx)
+			   struct ibv_context *ctx, int dc_type)
 {
 	const struct ibv_qp_cap *cap = &init->cap;
 	enum ibv_qp_type type = init->qp_type;
 	bool xrc = type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
 
-	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD && !xrc) {
+	/* A DCT (mlx5_ib_create_dct) needs its PD, SRQ and receive CQ, and
+	 * takes nothing else; it has no queue of its own. */
+	if (dc_type == MLX5DV_DCTYPE_DCT) {
+		if (!(init->comp_mask & IBV_QP_INIT_ATTR_PD) || !init->pd || init->pd->context != ctx ||
+		    !init->srq || !init->recv_cq || init->srq->context != ctx ||
+		    init->recv_cq->context != ctx)
+			return EINVAL;
+		return 0;
+	}
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD && !xrc && !dc_type) {
 		mock_log("ibv_create_qp: QP type %d is not modelled by the mock", (int)type);
 		return EOPNOTSUPP;
 	}
@@ -281,7 +290,7 @@ static unsigned mlx5_sq_overhead(const struct ibv_qp_init_attr_ex *init)
 		size = 48;
 	if (ops & (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV))
 		size = 192;
-	if (init->qp_type == IBV_QPT_UD)
+	if (init->qp_type == IBV_QPT_UD || init->qp_type == IBV_QPT_DRIVER) /* a DCI's vector too */
 		size += 48;
 	else if (init->qp_type == IBV_QPT_XRC_SEND)
 		size += 16;
@@ -331,7 +340,8 @@ static int size_send_queue(const struct fab_profile *p, enum rdmamock_personalit
 	return 0;
 }
 
-static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *init)
+static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *init,
+				int dc_type, uint64_t dc_key)
 {
 	static uint32_t next_handle;
 	struct mock_context *mc = verbs_context_of(ctx, "ibv_create_qp");
@@ -340,8 +350,10 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	struct mock_qp *mqp;
 	int err;
 
-	err = check_init_attr(init, p, ctx);
-	if (!err && init->qp_type != IBV_QPT_XRC_RECV)
+	err = check_init_attr(init, p, ctx, dc_type);
+	if (dc_type == MLX5DV_DCTYPE_DCT)
+		memset(&cap, 0, sizeof cap);
+	else if (!err && init->qp_type != IBV_QPT_XRC_RECV)
 		err = size_send_queue(p, mc->mdev->personality, init, &cap);
 	if (!err && !(mqp = fab_alloc(sizeof *mqp)))
 		err = ENOMEM;
@@ -355,18 +367,23 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	mqp->state = IBV_QPS_RESET;
 	mqp->cap = cap;
 	mqp->sq_sig_all = init->sq_sig_all;
+	mqp->dc_type = dc_type;
+	mqp->dc_key = dc_key;
 	if (init->qp_type == IBV_QPT_XRC_RECV) {
 		mqp->xrcd = (struct mock_xrcd *)init->xrcd;
 		memset(&mqp->cap, 0, sizeof mqp->cap);
 	} else {
 		mqp->mpd = verbs_pd_of(init->pd, "ibv_create_qp");
-		mqp->scq = verbs_cq_of(init->send_cq, "ibv_create_qp");
+		mqp->scq = dc_type == MLX5DV_DCTYPE_DCT ? NULL : verbs_cq_of(init->send_cq, "ibv_create_qp");
 		if (init->qp_type != IBV_QPT_XRC_SEND) {
 			mqp->rcq = verbs_cq_of(init->recv_cq, "ibv_create_qp");
 			mqp->srq = init->srq ? verbs_srq_of(init->srq, "ibv_create_qp") : NULL;
 		}
-		/* A QP on an SRQ has no receive queue of its own. */
-		if (mqp->srq || init->qp_type == IBV_QPT_XRC_SEND)
+		/* A QP on an SRQ has no receive queue of its own; a DCI
+		 * receives nothing, and takes no SRQ. */
+		if (dc_type == MLX5DV_DCTYPE_DCI)
+			mqp->srq = NULL;
+		if (mqp->srq || init->qp_type == IBV_QPT_XRC_SEND || dc_type)
 			mqp->cap.max_recv_wr = mqp->cap.max_recv_sge = 0;
 	}
 	/* What libibverbs sets on a new QP (cmd_qp.c set_qp): the PD, CQs and
@@ -390,7 +407,9 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	}
 
 	verbs_lock_take();
-	err = fab_qp_create(mqp->dev_serial, init->qp_type, mqp, verbs_qp_receive, &mqp->qp.qp_num);
+	/* A DCT has its number, and is on the fabric, from RTR on. */
+	if (dc_type != MLX5DV_DCTYPE_DCT)
+		err = fab_qp_create(mqp->dev_serial, init->qp_type, mqp, verbs_qp_receive, &mqp->qp.qp_num);
 	if (!err)
 		hold(mqp, 1);
 	verbs_lock_give();
@@ -404,7 +423,10 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	/* The kernel reports the capacities it granted. */
 	init->cap = mqp->cap;
 	ledger_add(LEDGER_QP, &mqp->qp, "ibv_create_qp");
-	ledger_note(LEDGER_QP, &mqp->qp, "qp_num 0x%x", mqp->qp.qp_num);
+	if (dc_type == MLX5DV_DCTYPE_DCT)
+		ledger_label(LEDGER_QP, &mqp->qp, "a DCT");
+	else
+		ledger_note(LEDGER_QP, &mqp->qp, "qp_num 0x%x", mqp->qp.qp_num);
 	return &mqp->qp;
 }
 
@@ -421,7 +443,7 @@ MOCK_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_a
 	memcpy(&ex, init, sizeof *init);
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	qp = create_qp(pd->context, &ex);
+	qp = create_qp(pd->context, &ex, 0, 0);
 	if (qp)
 		init->cap = ex.cap;
 	return qp;
@@ -439,7 +461,7 @@ struct ibv_qp *verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	if (mock_fault(FAULT_NAME(LIB, "ibv_create_qp_ex"), &errno))
 		return NULL;
 	MOCK_REQUIRE(attr, "ibv_create_qp_ex", "qp_init_attr_ex is NULL (upstream dereferences it)");
-	qp = create_qp(context, attr);
+	qp = create_qp(context, attr, 0, 0);
 	mqp = qp ? verbs_qp_of(qp, "ibv_create_qp_ex") : NULL;
 	/* rxe_create_qp_ex marks every QP it makes extended (VERBS_QP_EX),
 	 * mlx5_create_qp_ex only those with send_ops_flags. Without them
@@ -449,6 +471,15 @@ struct ibv_qp *verbs_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		verbs_qp_ex_init(mqp);
 	}
 	return qp;
+}
+
+/* mlx5dv_create_qp of a DCI or a DCT (mlx5.c has made the provider's
+ * checks), on the verbs layer's QP. */
+struct ibv_qp *verbs_create_dc_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
+				  int dc_type, uint64_t access_key)
+{
+	verbs_context_of(context, "mlx5dv_create_qp");
+	return create_qp(context, attr, dc_type, access_key);
 }
 
 /* The extended view of a QP that has one (libibverbs: VERBS_QP_EX); NULL
@@ -491,7 +522,8 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	reset_queues(mqp);
 	hold(mqp, -1);
 	mlx5_qp_free(mqp);
-	fab_qp_destroy(qp->qp_num);
+	if (qp->qp_num) /* a DCT before RTR is not on the fabric */
+		fab_qp_destroy(qp->qp_num);
 	verbs_async_forget(qp->context, qp);
 	mqp->magic = 0;
 	ledger_del(LEDGER_QP, qp, "ibv_destroy_qp");
@@ -590,6 +622,45 @@ static bool valid_gid_index(struct mock_qp *mqp, int index)
 			 &gid, NULL) == 0;
 }
 
+/* mlx5_ib_modify_dct and modify_dci_qp_is_ok: the transitions a DC QP
+ * makes, each with exactly these attributes (required | optional). A DCT
+ * goes from RESET to INIT to RTR, and no further: it is destroyed from
+ * there. */
+static bool dc_transition_ok(const struct mock_qp *mqp, enum ibv_qp_state cur,
+			     enum ibv_qp_state next, int mask)
+{
+	int req = IBV_QP_STATE, opt = 0;
+
+	if (!(mask & IBV_QP_STATE))
+		return false;
+	if (mqp->dc_type == MLX5DV_DCTYPE_DCT) {
+		if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT)
+			req |= IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		else if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR)
+			req |= IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU;
+		else
+			return false;
+	} else if (next == IBV_QPS_RESET) {
+		/* IBV_QP_STATE only */
+	} else if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT) {
+		req |= IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	} else if (cur == IBV_QPS_INIT && next == IBV_QPS_INIT) {
+		opt = IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	} else if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
+		req |= IBV_QP_PATH_MTU;
+		opt = IBV_QP_PKEY_INDEX | IBV_QP_AV;
+	} else if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
+		req |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |
+		       IBV_QP_SQ_PSN;
+		opt = IBV_QP_MIN_RNR_TIMER;
+	} else if (cur == IBV_QPS_RTS && next == IBV_QPS_RTS) {
+		opt = IBV_QP_MIN_RNR_TIMER;
+	} else if (cur == IBV_QPS_RESET || next != IBV_QPS_ERR) {
+		return false;
+	}
+	return (mask & req) == req && !(mask & ~(req | opt));
+}
+
 /* The checks uverbs' modify_qp, _ib_modify_qp, ib_modify_qp_is_ok and the
  * drivers make, in that order; all fail with EINVAL but the first. */
 static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int *mask,
@@ -625,7 +696,8 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 
 	*cur = *mask & IBV_QP_CUR_STATE ? attr->cur_qp_state : mqp->state;
 	*next = *mask & IBV_QP_STATE ? attr->qp_state : *cur;
-	if (!transition_ok(*cur, *next, mqp->qp.qp_type, *mask))
+	if (mqp->dc_type ? !dc_transition_ok(mqp, *cur, *next, *mask)
+			 : !transition_ok(*cur, *next, mqp->qp.qp_type, *mask))
 		return EINVAL;
 	/* The device will not move from a state the QP is not in. */
 	if (*cur != mqp->state)
@@ -710,6 +782,12 @@ MOCK_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int a
 	MOCK_REQUIRE(attr, "ibv_modify_qp", "attr is NULL (upstream dereferences it)");
 	verbs_lock_take();
 	err = check_modify(mqp, attr, &mask, &cur, &next);
+	/* A DCT is made in the device at RTR, and numbered then. */
+	if (!err && mqp->dc_type == MLX5DV_DCTYPE_DCT && next == IBV_QPS_RTR) {
+		err = -fab_qp_create(mqp->dev_serial, IBV_QPT_DRIVER, mqp, verbs_qp_receive, &qp->qp_num);
+		if (!err)
+			ledger_note(LEDGER_QP, qp, "DCT 0x%x", qp->qp_num);
+	}
 	if (!err) {
 		if (next == IBV_QPS_RESET) {
 			reset_queues(mqp);
@@ -815,10 +893,11 @@ int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out)
 	void *uar;
 	int err = 0;
 
-	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC && qp->qp_type != IBV_QPT_UD) {
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC && qp->qp_type != IBV_QPT_UD &&
+	    mqp->dc_type != MLX5DV_DCTYPE_DCI) {
 		static int said;
 
-		mock_not_implemented("mlx5dv_init_obj of a QP that is not RC, UC or UD", &said);
+		mock_not_implemented("mlx5dv_init_obj of a QP that is not RC, UC, UD or a DCI", &said);
 		return EOPNOTSUPP;
 	}
 	uar = verbs_doorbell_page();

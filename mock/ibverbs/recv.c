@@ -94,11 +94,15 @@ static bool receiving(const struct mock_qp *mqp)
 	return mqp->state >= IBV_QPS_RTR && mqp->state != IBV_QPS_ERR;
 }
 
-/* A connected QP takes packets only from the QP its path names. */
+/* A connected QP takes packets only from the QP its path names; a DCT
+ * from any DCI that gives its access key (another key: the packet is
+ * dropped, and the DCI's retries run out); a DCI takes none. */
 static bool from_peer(const struct mock_qp *mqp, const struct fab_packet *pkt)
 {
 	if (mqp->qp.qp_type == IBV_QPT_UD)
 		return true;
+	if (mqp->dc_type)
+		return mqp->dc_type == MLX5DV_DCTYPE_DCT && pkt->dc_key == mqp->dc_key;
 	return pkt->src_qpn == mqp->attr.dest_qp_num &&
 	       !memcmp(&pkt->sgid, &mqp->attr.ah_attr.grh.dgid, sizeof pkt->sgid);
 }
@@ -205,6 +209,12 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
  * device follows; 7.2's raises IBV_EVENT_QP_ACCESS_ERR (measured). */
 static void responder_error(struct mock_qp *mqp, struct fab_response *resp, enum fab_ack nak)
 {
+	/* A DCT serves every DCI: the NAK puts the requester in error, not
+	 * the DCT. */
+	if (mqp->dc_type == MLX5DV_DCTYPE_DCT) {
+		resp->ack = nak;
+		return;
+	}
 	verbs_qp_error(mqp, IBV_QPS_ERR);
 	if (mqp->qp.qp_type == IBV_QPT_UD)
 		return;
@@ -234,7 +244,8 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 	}
 	w = take_recv(mqp, msrq);
 	if (!w) {
-		if (mqp->qp.qp_type == IBV_QPT_RC || mqp->qp.qp_type == IBV_QPT_XRC_RECV)
+		if (mqp->qp.qp_type == IBV_QPT_RC || mqp->qp.qp_type == IBV_QPT_XRC_RECV ||
+		    mqp->dc_type == MLX5DV_DCTYPE_DCT)
 			nak_rnr(mqp, resp);
 		return;
 	}

@@ -242,6 +242,8 @@ struct mock_ah {
 	struct ibv_ah_attr attr;
 	struct verbs_src src;
 	struct mlx5_wqe_av av;     /* mlx5: the vector mlx5dv_init_obj hands over */
+	uint64_t dc_key;           /* a DCI's vector: the DCT's access key and number */
+	uint32_t dc_dctn;
 };
 
 struct send_batch; /* ibv_wr_start ... ibv_wr_complete (wr.c) */
@@ -279,6 +281,13 @@ struct mock_qp {
 	int tries_left;                  /* retries left for the head; -1: no end */
 	enum ibv_wc_status stall_status; /* what it fails with: RETRY_EXC_ERR or RNR_... */
 	struct verbs_src path_src;       /* attr.ah_attr's source GID */
+	/* mlx5 DC (IBV_QPT_DRIVER): MLX5DV_DCTYPE_DCT or _DCI, else 0. A
+	 * DCT receives from any DCI that names its number and access key
+	 * (its number is the device's from RTR on: qp_num reads 0 before);
+	 * a DCI sends as RC does, each WQE to the DCT its vector names. */
+	int dc_type;
+	uint64_t dc_key;
+	uint32_t dct_num;
 };
 
 /* Checked conversions: abort naming the call on NULL or garbage, as the
@@ -330,6 +339,8 @@ int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out);
 void verbs_cq_arm_raw(struct mock_cq *mcq, bool solicited_only, bool pending);
 /* mlx5dv_init_obj of a QP (qp.c): its work queues and doorbell. */
 int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out);
+struct ibv_qp *verbs_create_dc_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
+				  int dc_type, uint64_t access_key);
 /* mlx5dv_init_obj of an SRQ (srq.c). */
 int verbs_srq_expose(struct ibv_srq *srq, struct mlx5dv_srq *out);
 /* mlx5dv_init_obj of an AH (ah.c). */

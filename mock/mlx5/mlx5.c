@@ -192,9 +192,9 @@ MOCK_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context,
 
 /* The provider's create_qp checks of the mlx5 attributes, in its order: 0,
  * or the errno. What the mock does not model is refused with EOPNOTSUPP
- * and said once: DC (DCI and DCT), the flags of raw packet and RSS QPs,
- * packet-based credit mode and signature pipelining (the device reports
- * neither), and the mlx5 send operations of mlx5dv_qp_ex. */
+ * and said once: the flags of raw packet and RSS QPs, packet-based credit
+ * mode and signature pipelining (the device reports neither), and the
+ * mlx5 send operations of mlx5dv_qp_ex (a DCI's included). */
 static int check_qp_dv(const struct ibv_qp_init_attr_ex *attr, const struct mlx5dv_qp_init_attr *dv)
 {
 	const uint64_t known = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS | MLX5DV_QP_INIT_ATTR_MASK_DC |
@@ -235,8 +235,29 @@ static int check_qp_dv(const struct ibv_qp_init_attr_ex *attr, const struct mlx5
 		    (dv->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCT &&
 		     dv->dc_init_attr.dc_type != MLX5DV_DCTYPE_DCI))
 			return EINVAL;
-		mock_not_implemented("mlx5dv_create_qp (DC: DCI and DCT)", &said_dc);
-		return EOPNOTSUPP;
+		/* create_dct: a PD and nothing else of ibv's; no send
+		 * operations, no DCI streams. */
+		if (dv->dc_init_attr.dc_type == MLX5DV_DCTYPE_DCT)
+			return (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) ||
+					       (dv->comp_mask & ~(uint64_t)(MLX5DV_QP_INIT_ATTR_MASK_DC |
+									MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS))
+				       ? EINVAL
+				       : 0;
+		/* The device reports no DCI streams (dci_streams_caps 0):
+		 * asking for more than it has is EINVAL, as the provider
+		 * checks; asking for none still needs the engine. */
+		if (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS)
+			return dv->dc_init_attr.dci_streams.log_num_concurent ||
+					       dv->dc_init_attr.dci_streams.log_num_errored
+				       ? EINVAL
+				       : EOPNOTSUPP;
+		if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+		    (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS)) {
+			mock_not_implemented("mlx5dv_create_qp (a DCI's send operations: mlx5dv_qp_ex, "
+					     "mlx5dv_wr_set_dc_addr)", &said_dc);
+			return EOPNOTSUPP;
+		}
+		return 0;
 	}
 	if ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) && dv->send_ops_flags) {
 		mock_not_implemented("mlx5dv_create_qp (the mlx5 send operations of mlx5dv_qp_ex)",
@@ -247,7 +268,8 @@ static int check_qp_dv(const struct ibv_qp_init_attr_ex *attr, const struct mlx5
 }
 
 /* A QP with the mlx5 attributes: RC, UC and UD as ibv_create_qp_ex makes
- * them (their queues as mlx5dv_init_obj hands them over); DC not yet. */
+ * them (their queues as mlx5dv_init_obj hands them over); a DCI or DCT
+ * as the provider's DC path makes it. */
 MOCK_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context,
 					    struct ibv_qp_init_attr_ex *qp_attr,
 					    struct mlx5dv_qp_init_attr *mlx5_qp_attr)
@@ -265,7 +287,30 @@ MOCK_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context,
 		errno = err;
 		return NULL;
 	}
+	if (qp_attr->qp_type == IBV_QPT_DRIVER)
+		return fab_dv_provider()->qp_create_dc(context, qp_attr,
+						       (int)mlx5_qp_attr->dc_init_attr.dc_type,
+						       mlx5_qp_attr->dc_init_attr.dct_access_key);
 	return ibv_create_qp_ex(context, qp_attr);
+}
+
+/* mlx5dv_query_port's call (MLX5_IB_METHOD_QUERY_PORT): a port of the
+ * device, else EINVAL; what the kernel fills only for a port of an
+ * eswitch in switchdev mode or of a multi-port device, and the mock's are
+ * neither: every field zero, no flag set, the caller's whole struct
+ * written (a newer, longer one zeroed to its end). A struct shorter than
+ * the kernel's (up to reg_c0) is EINVAL, as uverbs refuses it. */
+MOCK_EXPORT int _mlx5dv_query_port(struct ibv_context *context, uint32_t port_num,
+				   struct mlx5dv_port *info, size_t info_len)
+{
+	FAULT_POSITIVE(LIB, "_mlx5dv_query_port");
+	if (!dv_ops_of(context, NULL))
+		return EOPNOTSUPP;
+	if (port_num != 1 || info_len < offsetof(struct mlx5dv_port, reg_c0) + sizeof info->reg_c0)
+		return EINVAL;
+	MOCK_REQUIRE(info, "mlx5dv_query_port", "info is NULL (the kernel faults writing it)");
+	memset(info, 0, info_len);
+	return 0;
 }
 
 MOCK_EXPORT int mlx5dv_get_clock_info(struct ibv_context *ctx_in,
