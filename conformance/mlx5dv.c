@@ -1175,3 +1175,94 @@ void mlx5dv_query_port__not_mlx5(void **state)
 	RC_ASSERT_ERRNO("_mlx5dv_query_port", mlx5dv_query_port(ctx, 1, &info), EOPNOTSUPP);
 	FX_VERBS_OK(ibv_close_device(ctx));
 }
+
+/* ---------------------------------------------------------------- mlx5dv_qp_ex */
+
+/* A DCI made with send operations posts through ibv_wr_*, each request
+ * addressed by mlx5dv_wr_set_dc_addr (an AH, the DCT's number and key):
+ * an RDMA WRITE reaches the DCT's PD, a SEND its SRQ, the completions as
+ * ibv_poll_cq reads them. ibv_post_send, which cannot say where a DCI's
+ * request goes, is refused. */
+void mlx5dv_wr_set_dc_addr__dci_posts(void **state)
+{
+	struct ibv_qp_init_attr_ex attr;
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI, .dct_access_key = DC_KEY },
+	};
+	struct ibv_ah_attr ah_attr = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct mlx5dv_qp_ex *dvx;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	struct dc d;
+	int got = 0;
+
+	dc_open(&d);
+	attr = (struct ibv_qp_init_attr_ex){
+		.qp_type = IBV_QPT_DRIVER,
+		.send_cq = d.r.q.cq,
+		.recv_cq = d.r.q.cq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = d.r.q.pd,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	d.dct = dc_create(&d, MLX5DV_DCTYPE_DCT, d.srq);
+	d.dci = mlx5dv_create_qp(d.r.q.ctx, &attr, &dv);
+	if (!d.dct || !d.dci)
+		fail_msg("mlx5dv_create_qp(DCT, DCI with send operations): %s", strerror(errno));
+	dct_to_rtr(&d);
+	dci_to_rts(&d, 14, 7);
+	ah_attr.grh.dgid = d.gid;
+	ah = ibv_create_ah(d.r.q.pd, &ah_attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	qpx = ibv_qp_to_qp_ex(d.dci);
+	assert_non_null(qpx);
+	dvx = mlx5dv_qp_ex_from_ibv_qp_ex(qpx);
+	assert_non_null(dvx);
+
+	d.r.buf[0] = 0x0a0b0c0d01020304ull;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&d.r.buf[0], .length = 8, .lkey = d.r.mr->lkey };
+	if (rc_backend_is_mock()) /* upstream posts a WQE without an address */
+		assert_int_equal(ibv_post_send(d.dci, &wr, &bad), EINVAL);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qpx, d.r.mr->rkey, (uintptr_t)&d.r.buf[8]);
+	mlx5dv_wr_set_dc_addr(dvx, ah, d.dct->qp_num, DC_KEY);
+	ibv_wr_set_sge(qpx, d.r.mr->lkey, (uintptr_t)&d.r.buf[0], 8);
+	FX_VERBS_OK(ibv_wr_complete(qpx));
+	fx_poll_one(d.r.q.cq, &wc[0]);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_true(d.r.buf[8] == 0x0a0b0c0d01020304ull);
+
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&d.r.buf[16], .length = 8, .lkey = d.r.mr->lkey };
+	FX_VERBS_OK(ibv_post_srq_recv(d.srq, &rwr, &rbad));
+	ibv_wr_start(qpx);
+	qpx->wr_id = 2;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	mlx5dv_wr_set_dc_addr(dvx, ah, d.dct->qp_num, DC_KEY);
+	ibv_wr_set_sge(qpx, d.r.mr->lkey, (uintptr_t)&d.r.buf[0], 8);
+	FX_VERBS_OK(ibv_wr_complete(qpx));
+	for (int i = 0; i < 2; i++) {
+		fx_poll_one(d.r.q.cq, &wc[i]);
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		got |= wc[i].opcode == IBV_WC_RECV ? 1 : wc[i].opcode == IBV_WC_SEND ? 2 : 4;
+		if (wc[i].opcode == IBV_WC_RECV) {
+			assert_int_equal(wc[i].wr_id, 5);
+			assert_int_equal(wc[i].qp_num, d.dct->qp_num);
+			assert_int_equal(wc[i].src_qp, d.dci->qp_num);
+		}
+	}
+	assert_int_equal(got, 3);
+	assert_true(d.r.buf[16] == 0x0a0b0c0d01020304ull);
+	FX_VERBS_OK(ibv_destroy_ah(ah));
+	dc_close(&d);
+}

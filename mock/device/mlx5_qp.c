@@ -269,7 +269,15 @@ uint16_t mlx5_sq_write(struct mock_qp *qp, const struct ibv_send_wr *wr, uint64_
 		dg.av.key.qkey.reserved = 0;
 		dg.av.dqp_dct = htobe32(wr->wr.ud.remote_qpn | MLX5_EXTENDED_UD_AV);
 		sq_put(r, &at, &dg, sizeof dg);
-	} else if (has_raddr(opcode)) {
+	} else if (qp->dc_type == MLX5DV_DCTYPE_DCI) {
+		/* mlx5dv_wr_set_dc_addr's: the AH's vector, the DCT and key. */
+		struct mlx5_wqe_datagram_seg dg = { .av = qp->raw_ah->av };
+
+		dg.av.key.dc_key = htobe64(qp->raw_ah->dc_key);
+		dg.av.dqp_dct = htobe32(qp->raw_ah->dc_dctn | MLX5_EXTENDED_UD_AV);
+		sq_put(r, &at, &dg, sizeof dg);
+	}
+	if (qp->qp.qp_type != IBV_QPT_UD && has_raddr(opcode)) {
 		struct mlx5_wqe_raddr_seg ra;
 		uint64_t raddr = is_atomic_op(opcode) ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr;
 		uint32_t rkey = is_atomic_op(opcode) ? wr->wr.atomic.rkey : wr->wr.rdma.rkey;

@@ -347,6 +347,8 @@ struct mlx5dv_cq_init_attr;
 struct mlx5dv_qp;
 struct mlx5dv_srq;
 struct mlx5dv_ah;
+struct mlx5dv_qp_ex;
+struct ibv_qp_ex;
 struct fab_dv_provider {
 	/* mlx5dv_init_obj of a CQ: 0, or an errno. */
 	int (*cq_expose)(struct ibv_cq *cq, struct mlx5dv_cq *out);
@@ -359,6 +361,8 @@ struct fab_dv_provider {
 	 * attributes checked by libmlx5: NULL with errno on failure. */
 	struct ibv_qp *(*qp_create_dc)(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
 				       int dc_type, uint64_t access_key);
+	/* mlx5dv_qp_ex_from_ibv_qp_ex: the QP's mlx5 builders. */
+	struct mlx5dv_qp_ex *(*qp_ex_dv)(struct ibv_qp_ex *qpx);
 	/* mlx5dv_init_obj of an SRQ: 0, or an errno. */
 	int (*srq_expose)(struct ibv_srq *srq, struct mlx5dv_srq *out);
 	/* mlx5dv_init_obj of an AH: 0, or an errno. */

@@ -811,6 +811,7 @@ static const struct fab_dv_provider dv_provider = {
 	.cq_create = create_cq_dv,
 	.qp_expose = verbs_qp_expose,
 	.qp_create_dc = verbs_create_dc_qp,
+	.qp_ex_dv = verbs_qp_ex_dv,
 	.srq_expose = verbs_srq_expose,
 	.ah_expose = verbs_ah_expose,
 };

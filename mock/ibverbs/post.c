@@ -817,13 +817,14 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	if (mqp->qp.qp_type == IBV_QPT_XRC_RECV || mqp->dc_type == MLX5DV_DCTYPE_DCT)
 		return EINVAL; /* it has no send queue */
 	/* A DCI's WQE carries its destination, which an ibv_send_wr cannot
-	 * (the provider writes none, and the device would fail it): its
-	 * work goes through WQEs and the doorbell. */
-	if (mqp->dc_type == MLX5DV_DCTYPE_DCI) {
+	 * (the provider writes none, and the device would fail it): its work
+	 * goes through WQEs and the doorbell, or ibv_wr_* with
+	 * mlx5dv_wr_set_dc_addr (raw_ah, during ibv_wr_complete). */
+	if (mqp->dc_type == MLX5DV_DCTYPE_DCI && !mqp->raw_ah) {
 		static int said;
 
-		mock_not_implemented("ibv_post_send on a DCI (write its WQEs, with their address "
-				     "vector, and ring the doorbell)", &said);
+		mock_not_implemented("a DCI's work request without its DC address (post it with "
+				     "ibv_wr_* and mlx5dv_wr_set_dc_addr, or as a WQE)", &said);
 		return EINVAL;
 	}
 	/* rxe refuses a send before RTS; SQD (draining) is refused too. */

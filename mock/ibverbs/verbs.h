@@ -284,10 +284,12 @@ struct mock_qp {
 	/* mlx5 DC (IBV_QPT_DRIVER): MLX5DV_DCTYPE_DCT or _DCI, else 0. A
 	 * DCT receives from any DCI that names its number and access key
 	 * (its number is the device's from RTR on: qp_num reads 0 before);
-	 * a DCI sends as RC does, each WQE to the DCT its vector names. */
+	 * a DCI sends as RC does, each WQE to the DCT its vector names (raw_ah
+ * while it runs). */
 	int dc_type;
 	uint64_t dc_key;
-	uint32_t dct_num;
+	/* mlx5dv_qp_ex_from_ibv_qp_ex's view of an extended QP (wr.c). */
+	struct mlx5dv_qp_ex dvx;
 };
 
 /* Checked conversions: abort naming the call on NULL or garbage, as the
@@ -339,6 +341,7 @@ int verbs_cq_expose(struct ibv_cq *cq, struct mlx5dv_cq *out);
 void verbs_cq_arm_raw(struct mock_cq *mcq, bool solicited_only, bool pending);
 /* mlx5dv_init_obj of a QP (qp.c): its work queues and doorbell. */
 int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out);
+struct mlx5dv_qp_ex *verbs_qp_ex_dv(struct ibv_qp_ex *qpx);
 struct ibv_qp *verbs_create_dc_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
 				  int dc_type, uint64_t access_key);
 /* mlx5dv_init_obj of an SRQ (srq.c). */

@@ -7,7 +7,13 @@
  * them. Inline data is copied when it is set, as the providers copy it
  * into the WQE. An operation the QP was not created for, or a batch that
  * would overflow the send queue, fails ibv_wr_complete and posts nothing,
- * as mlx5 does. */
+ * as mlx5 does.
+ *
+ * mlx5dv_qp_ex_from_ibv_qp_ex gives the mlx5 builders: a DCI's
+ * mlx5dv_wr_set_dc_addr names each request's DCT. The rest (memory keys,
+ * signature, crypto, DMA memcpy, raw WQEs) belong to send operations the
+ * mock does not create a QP for; upstream leaves their pointers NULL on
+ * such a QP, and here each aborts, named. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +25,8 @@ struct pending {
 	struct ibv_send_wr wr;
 	struct ibv_sge *sge; /* wr.sg_list points here */
 	char *inline_data;   /* copied at set time */
+	bool has_dc;         /* a DCI's: mlx5dv_wr_set_dc_addr's address */
+	struct mock_ah dc;
 };
 
 struct send_batch {
@@ -277,8 +285,11 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (!err && mqp->state == IBV_QPS_RTS &&
 	    mqp->sq_posted - mqp->sq_freed + b->n > mqp->cap.max_send_wr)
 		err = ENOMEM;
-	for (size_t i = 0; !err && i < b->n; i++)
+	for (size_t i = 0; !err && i < b->n; i++) {
+		mqp->raw_ah = b->wrs[i].has_dc ? &b->wrs[i].dc : NULL;
 		err = verbs_post_one_send(mqp, &b->wrs[i].wr);
+		mqp->raw_ah = NULL;
+	}
 	verbs_lock_give();
 	drop_pending(b);
 	return err;
@@ -321,6 +332,66 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 		b->err = EINVAL;
 }
 
+/* ---------------------------------------------------------------- mlx5dv_qp_ex */
+
+static struct mock_qp *of_dv(struct mlx5dv_qp_ex *dv)
+{
+	return (struct mock_qp *)((char *)dv - offsetof(struct mock_qp, dvx));
+}
+
+static void dv_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t remote_dctn,
+			   uint64_t remote_dc_key)
+{
+	struct mock_qp *mqp = of_dv(dv);
+	struct pending *p = last(&mqp->qpx, "mlx5dv_wr_set_dc_addr");
+
+	MOCK_REQUIRE(mqp->dc_type == MLX5DV_DCTYPE_DCI, "mlx5dv_wr_set_dc_addr",
+		     "QP 0x%x is not a DCI (upstream sets it only on one)", mqp->qp.qp_num);
+	if (!p)
+		return;
+	p->dc = *verbs_ah_of(ah, "mlx5dv_wr_set_dc_addr");
+	p->dc.dc_dctn = remote_dctn & 0xffffff;
+	p->dc.dc_key = remote_dc_key;
+	p->has_dc = true;
+}
+
+/* The device reports no DCI streams: the stream is the DCI's one. */
+static void dv_set_dc_addr_stream(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t remote_dctn,
+				  uint64_t remote_dc_key, uint16_t stream_id)
+{
+	dv_set_dc_addr(dv, ah, remote_dctn, remote_dc_key);
+}
+
+#define DV_ABSENT(name, call, ...)                                                              \
+	static void name(struct mlx5dv_qp_ex *dv, ##__VA_ARGS__)                               \
+	{                                                                                       \
+		MOCK_REQUIRE(false, call,                                                       \
+			     "QP 0x%x was not created with the send operation (upstream's pointer " \
+			     "is NULL)", of_dv(dv)->qp.qp_num);                                   \
+	}
+DV_ABSENT(dv_mr_interleaved, "mlx5dv_wr_mr_interleaved", struct mlx5dv_mkey *k, uint32_t a,
+	  uint32_t r, uint16_t n, struct mlx5dv_mr_interleaved *d)
+DV_ABSENT(dv_mr_list, "mlx5dv_wr_mr_list", struct mlx5dv_mkey *k, uint32_t a, uint16_t n,
+	  struct ibv_sge *s)
+DV_ABSENT(dv_mkey_configure, "mlx5dv_wr_mkey_configure", struct mlx5dv_mkey *k, uint8_t n,
+	  struct mlx5dv_mkey_conf_attr *a)
+DV_ABSENT(dv_set_mkey_access_flags, "mlx5dv_wr_set_mkey_access_flags", uint32_t a)
+DV_ABSENT(dv_set_mkey_layout_list, "mlx5dv_wr_set_mkey_layout_list", uint16_t n,
+	  const struct ibv_sge *s)
+DV_ABSENT(dv_set_mkey_layout_interleaved, "mlx5dv_wr_set_mkey_layout_interleaved", uint32_t r,
+	  uint16_t n, const struct mlx5dv_mr_interleaved *d)
+DV_ABSENT(dv_set_mkey_sig_block, "mlx5dv_wr_set_mkey_sig_block",
+	  const struct mlx5dv_sig_block_attr *a)
+DV_ABSENT(dv_raw_wqe, "mlx5dv_wr_raw_wqe", const void *w)
+DV_ABSENT(dv_memcpy, "mlx5dv_wr_memcpy", uint32_t dl, uint64_t da, uint32_t sl, uint64_t sa, size_t n)
+DV_ABSENT(dv_set_mkey_crypto, "mlx5dv_wr_set_mkey_crypto", const struct mlx5dv_crypto_attr *a)
+#undef DV_ABSENT
+
+struct mlx5dv_qp_ex *verbs_qp_ex_dv(struct ibv_qp_ex *qpx)
+{
+	return &qp_ex_of(qpx, "mlx5dv_qp_ex_from_ibv_qp_ex")->dvx;
+}
+
 void verbs_qp_ex_init(struct mock_qp *mqp)
 {
 	struct ibv_qp_ex *qpx = &mqp->qpx;
@@ -349,6 +420,20 @@ void verbs_qp_ex_init(struct mock_qp *mqp)
 	qpx->wr_complete = wr_complete;
 	qpx->wr_abort = wr_abort;
 	qpx->wr_atomic_write = wr_atomic_write;
+	mqp->dvx = (struct mlx5dv_qp_ex){
+		.wr_set_dc_addr = dv_set_dc_addr,
+		.wr_mr_interleaved = dv_mr_interleaved,
+		.wr_mr_list = dv_mr_list,
+		.wr_mkey_configure = dv_mkey_configure,
+		.wr_set_mkey_access_flags = dv_set_mkey_access_flags,
+		.wr_set_mkey_layout_list = dv_set_mkey_layout_list,
+		.wr_set_mkey_layout_interleaved = dv_set_mkey_layout_interleaved,
+		.wr_set_mkey_sig_block = dv_set_mkey_sig_block,
+		.wr_raw_wqe = dv_raw_wqe,
+		.wr_set_dc_addr_stream = dv_set_dc_addr_stream,
+		.wr_memcpy = dv_memcpy,
+		.wr_set_mkey_crypto = dv_set_mkey_crypto,
+	};
 }
 
 void verbs_qp_ex_free(struct mock_qp *mqp)

@@ -251,10 +251,15 @@ static int check_qp_dv(const struct ibv_qp_init_attr_ex *attr, const struct mlx5
 					       dv->dc_init_attr.dci_streams.log_num_errored
 				       ? EINVAL
 				       : EOPNOTSUPP;
-		if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
-		    (dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS)) {
-			mock_not_implemented("mlx5dv_create_qp (a DCI's send operations: mlx5dv_qp_ex, "
-					     "mlx5dv_wr_set_dc_addr)", &said_dc);
+		/* Its ibv send operations are the ibv_wr_* ones, with
+		 * mlx5dv_wr_set_dc_addr; of the mlx5 ones the provider allows a
+		 * DCI (raw WQEs, DMA memcpy) the mock has neither. */
+		if ((dv->comp_mask & MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS) && dv->send_ops_flags) {
+			if (dv->send_ops_flags & ~(uint64_t)(MLX5DV_QP_EX_WITH_RAW_WQE |
+							     MLX5DV_QP_EX_WITH_MEMCPY))
+				return EOPNOTSUPP;
+			mock_not_implemented("mlx5dv_create_qp (a DCI's raw-WQE and memcpy send "
+					     "operations)", &said_dc);
 			return EOPNOTSUPP;
 		}
 		return 0;
@@ -292,6 +297,18 @@ MOCK_EXPORT struct ibv_qp *mlx5dv_create_qp(struct ibv_context *context,
 						       (int)mlx5_qp_attr->dc_init_attr.dc_type,
 						       mlx5_qp_attr->dc_init_attr.dct_access_key);
 	return ibv_create_qp_ex(context, qp_attr);
+}
+
+/* The mlx5 builders of a QP made with send operations (upstream's is a
+ * view of the same QP, no check): on the mock a QP of another device, or
+ * one without send operations, aborts, named. */
+MOCK_EXPORT struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp)
+{
+	MOCK_REQUIRE(qp, "mlx5dv_qp_ex_from_ibv_qp_ex", "qp is NULL (upstream dereferences it)");
+	MOCK_REQUIRE(dv_ops_of(qp->qp_base.context, NULL), "mlx5dv_qp_ex_from_ibv_qp_ex",
+		     "QP 0x%x is not on an mlx5 device (upstream reads past its struct)",
+		     qp->qp_base.qp_num);
+	return fab_dv_provider()->qp_ex_dv(qp);
 }
 
 /* mlx5dv_query_port's call (MLX5_IB_METHOD_QUERY_PORT): a port of the
