@@ -1266,3 +1266,33 @@ void mlx5dv_wr_set_dc_addr__dci_posts(void **state)
 	FX_VERBS_OK(ibv_destroy_ah(ah));
 	dc_close(&d);
 }
+
+/* ---------------------------------------------------------------- DEVX */
+
+/* A ConnectX whose firmware has no DEVX (log_max_uctx 0, as the mock's):
+ * a DEVX context is refused with EINVAL (mlx5_ib_devx_create), and the
+ * DEVX calls on an ordinary context find no DEVX methods in the kernel
+ * (EPROTONOSUPPORT): a consumer such as UCX falls back to verbs. Skipped
+ * on a device that has DEVX. */
+void mlx5dv_open_device__no_devx(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_MLX5);
+	struct mlx5dv_context_attr attr = { .flags = MLX5DV_CONTEXT_FLAGS_DEVX };
+	struct ibv_context *devx = mlx5dv_open_device(ctx->device, &attr);
+	uint32_t in[4] = { htobe32(0x100u << 16) }, out[4]; /* QUERY_HCA_CAP's opcode */
+
+	if (devx) {
+		FX_VERBS_OK(ibv_close_device(devx));
+		FX_VERBS_OK(ibv_close_device(ctx));
+		RC_SKIP("capability: a device without DEVX (%s has it)", ibv_get_device_name(ctx->device));
+	}
+	RC_ASSERT_ERRNO("mlx5dv_open_device", errno, EINVAL);
+	assert_int_equal(mlx5dv_devx_general_cmd(ctx, in, sizeof in, out, sizeof out), EPROTONOSUPPORT);
+	errno = 0;
+	assert_null(mlx5dv_devx_obj_create(ctx, in, sizeof in, out, sizeof out));
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	/* Reserved QPNs are DEVX objects the provider never learns of. */
+	assert_int_equal(mlx5dv_reserved_qpn_alloc(ctx, &in[0]), EOPNOTSUPP);
+	assert_int_equal(mlx5dv_reserved_qpn_dealloc(ctx, 0x123), EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
