@@ -88,7 +88,7 @@ void not_implemented__minus1_and_errno(void **state)
 /* errno is left as it was: 12345, set before the call. */
 void not_implemented__positive_errno(void **state)
 {
-	check("mlx5dv_devx_general_cmd", NULL, 'p', EOPNOTSUPP, 12345);
+	check("mlx5dv_devx_free_msi_vector", NULL, 'p', EOPNOTSUPP, 12345);
 }
 
 void not_implemented__negative_errno(void **state)
