@@ -238,7 +238,9 @@ static struct mlx5_cqe64 *raw_cqe(const struct mlx5dv_cq *dv, uint32_t ci)
 	for (uint64_t start = 0;;) {
 		uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
 
-		if (mlx5dv_get_cqe_opcode(cqe) != MLX5_CQE_INVALID &&
+		/* The opcode from the one atomic read: the device may write
+		 * it from another thread (a retry's timer). */
+		if ((op_own >> 4) != MLX5_CQE_INVALID &&
 		    (op_own & MLX5_CQE_OWNER_MASK) == !!(ci & dv->cqe_cnt))
 			return cqe;
 		if (!fx_pause(&start, 5000))
