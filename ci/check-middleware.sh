@@ -278,6 +278,28 @@ if [ -n "${FAULT_RUN:-}" ]; then
 			-x UCX_TLS=rc_v,ud_v,self -x UCX_NET_DEVICES="$DEV:1" -x UCX_IB_GID_INDEX="$ucx_gid" \
 			-x $retries "$MW/mpi_pingpong"
 	done
+	# UCX's mlx5 transports post by WQE and doorbell, never through
+	# ibv_post_send: the faults reach them at the doorbell. A ConnectX
+	# gives up after retry_cnt 7 retries (only rnr_retry 7 is endless), so
+	# UCX's default of 7 ends there; the error CQE carries mlx5's syndrome.
+	for tl in rc_x dc_x; do
+		for f in wc_err port_down; do
+			eval spec=\$$f
+			port=$((port + 1))
+			c="fault-$f-ucx_perftest-$tl"
+			if [ "$KIND" != mlx5 ]; then
+				wanted "$c" && verdict "$c" skip "UCX's mlx5 transports need an mlx5 device"
+				continue
+			fi
+			case $f in
+			wc_err) why="Remote access on $DEV:1/RoCE \(synd 0x13" ;;
+			*) why="Transport retry count exceeded on $DEV:1/RoCE \(synd 0x15" ;;
+			esac
+			pair_fails "$c" tcp:$port "$why" \
+				$ucx UCX_TLS=$tl,self ucx_perftest -p $port -- \
+				$ucx UCX_TLS=$tl,self $fs "$spec" ucx_perftest -p $port "$ADDR" -t tag_lat -n 2000
+		done
+	done
 	# fi_pingpong's msg endpoints connect through rdmacm: all three reach it.
 	if [ -z "${FI_SKIP:-}" ]; then
 		for f in wc_err port_down rejected; do

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
 #include "fixtures.h"
@@ -573,9 +574,14 @@ void ibv_post_send__fault_cq_err(void **state)
 	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 1000, &ev);
 	assert_ptr_equal(ev.element.cq, q.cq);
 	ibv_ack_async_event(&ev);
-	assert_int_equal(ibv_poll_cq(q.cq, 4, wc), 2);
+	/* An mlx5 CQ is in error after its overrun: the third is lost too. */
+	if (mlx5dv_is_supported(q.ctx->device)) {
+		assert_int_equal(ibv_poll_cq(q.cq, 4, wc), 1);
+	} else {
+		assert_int_equal(ibv_poll_cq(q.cq, 4, wc), 2);
+		assert_int_equal(wc[1].wr_id, 3);
+	}
 	assert_int_equal(wc[0].wr_id, 1);
-	assert_int_equal(wc[1].wr_id, 3);
 	assert_int_equal(qp_state(q.qp), IBV_QPS_RTS);
 	FX_VERBS_OK(ibv_dereg_mr(target));
 	fx_qp_release(&q);

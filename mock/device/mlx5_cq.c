@@ -220,8 +220,9 @@ static void encode(struct mlx5_cqe64 *cqe, const struct ibv_wc *wc, bool is_send
 
 	memset(cqe, 0, offsetof(struct mlx5_cqe64, op_own));
 	cqe->wqe_counter = htobe16(wqe_counter);
-	cqe->timestamp = htobe64(timestamp);
 	if (wc->status != IBV_WC_SUCCESS) {
+		/* No timestamp: an error CQE's bytes there are the hardware
+		 * syndrome and its type, which the mock leaves 0. */
 		struct mlx5_err_cqe *err = (struct mlx5_err_cqe *)cqe;
 
 		err->syndrome = syndrome_of(wc->status);
@@ -230,6 +231,7 @@ static void encode(struct mlx5_cqe64 *cqe, const struct ibv_wc *wc, bool is_send
 		*opcode = is_send ? MLX5_CQE_REQ_ERR : MLX5_CQE_RESP_ERR;
 		return;
 	}
+	cqe->timestamp = htobe64(timestamp);
 	cqe->byte_cnt = htobe32(wc->byte_len);
 	if (is_send) {
 		cqe->sop_drop_qpn = htobe32((uint32_t)req_opcode(wc) << 24 | qpn);

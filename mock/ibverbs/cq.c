@@ -230,6 +230,7 @@ static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_c
 	}
 	mcq->magic = VERBS_CQ_MAGIC;
 	mcq->cqe_size = cqe_size;
+	mcq->overrun_stops = mc->mdev->personality == RDMAMOCK_MLX5;
 	mcq->cq.cqe = ring_size(attr->cqe ? (int)attr->cqe : 1);
 	/* What libibverbs' verbs_init_cq sets. */
 	mcq->cq.context = context;
@@ -685,15 +686,21 @@ static bool cq_full(const struct mock_cq *cq)
 	return cq->ring ? mlx5_cq_full(cq) : cq->count >= cq->cq.cqe;
 }
 
-
 void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *qp,
 		  bool is_send, uint64_t sq_mark, bool solicited, const struct verbs_later *later)
 {
 
 	/* A full CQ overruns: the completion is lost and the device raises
 	 * IBV_EVENT_CQ_ERR, once per completion it could not write, as
-	 * rxe_cq_post does; the QP that completed goes on. The fault
+	 * rxe_cq_post does; the QP that completed goes on. An mlx5 CQ's
+	 * overrun puts it in the error state instead: one CQ_ERR event (the
+	 * firmware's CQ_ERROR), and it writes no CQE again. The fault
 	 * rdmamock/ibverbs/cq_err makes a CQ overrun that has room. */
+	if (cq->overrun_stops && cq->overrun_said) {
+		if (later)
+			deliver_now(later);
+		return;
+	}
 	if (cq_full(cq) || cq_fault(qp)) {
 		/* The message was written all the same. */
 		if (later)

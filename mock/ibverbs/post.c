@@ -672,17 +672,22 @@ static void fail_request(struct mock_qp *mqp, const struct ibv_send_wr *wr,
  * and process. */
 /* A fault at a QP, aimed by its device, number and process, and by its
  * connection's server address and port when the CM made it. */
-static bool qp_fault(const struct mock_qp *mqp, const char *point, struct fault_action *act)
+static bool qpn_fault(unsigned dev_serial, uint32_t qpn, const char *point, struct fault_action *act)
 {
-	struct fault_where where = { .port = -1, .qpn = mqp->qp.qp_num };
+	struct fault_where where = { .port = -1, .qpn = qpn };
 	struct sockaddr_storage server;
 	struct fab_device_info dev;
 
-	if (!fab_device_by_serial(mqp->dev_serial, &dev))
+	if (!fab_device_by_serial(dev_serial, &dev))
 		where.dev = dev.name;
-	if (fab_qp_server(mqp->qp.qp_num, &server, &where.port))
+	if (fab_qp_server(qpn, &server, &where.port))
 		where.addr = (const struct sockaddr *)&server;
 	return fault_fire(point, &where, act);
+}
+
+static bool qp_fault(const struct mock_qp *mqp, const char *point, struct fault_action *act)
+{
+	return qpn_fault(mqp->dev_serial, mqp->qp.qp_num, point, act);
 }
 
 static bool wc_fault(struct mock_qp *mqp, enum ibv_wc_status *status)
@@ -913,6 +918,26 @@ static void run_raw(struct mock_qp *mqp, const struct ibv_send_wr *wr_in,
 	mqp->raw_ah = NULL;
 }
 
+/* The faults reached at each ibv_post_send, and at each doorbell that
+ * finds a QP's WQEs waiting, before the requests go, aimed by the QP's
+ * device, number and process:
+ * - rdmamock/ibverbs/port_down: the QP's port goes down (and up after ms=);
+ * - rdmamock/ibverbs/device_fatal: its device has a catastrophic error
+ *   (rdmamock_device_fatal). */
+static void device_faults(unsigned dev_serial, uint32_t qpn)
+{
+	struct fab_device_info dev;
+	struct fault_action act;
+
+	if ((!fault_at("rdmamock/ibverbs/port_down") && !fault_at("rdmamock/ibverbs/device_fatal")) ||
+	    fab_device_by_serial(dev_serial, &dev))
+		return;
+	if (qpn_fault(dev_serial, qpn, "rdmamock/ibverbs/port_down", &act))
+		mock_port_down(dev.name, &act);
+	if (qpn_fault(dev_serial, qpn, "rdmamock/ibverbs/device_fatal", &act))
+		rdmamock_device_fatal(dev.name);
+}
+
 /* The doorbell rang: every QP of this process whose record is ahead of
  * the device has its WQEs run, and every CQ whose arming record moved is
  * armed. */
@@ -921,9 +946,23 @@ static void doorbells(void)
 	struct mock_qp *mqp = NULL;
 	struct mock_cq *mcq = NULL;
 	bool solicited, pending;
-
 	struct fault_action act;
+	struct { unsigned dev_serial; uint32_t qpn; } rung[16];
+	unsigned n = 0;
 
+	/* The device's faults first, outside the lock as at ibv_post_send (a
+	 * port going down tells its events), for up to 16 rung QPs. */
+	if (fault_at("rdmamock/ibverbs/port_down") || fault_at("rdmamock/ibverbs/device_fatal")) {
+		verbs_lock_take();
+		while (n < sizeof rung / sizeof rung[0] && (mqp = mlx5_qp_next_rung(mqp))) {
+			rung[n].dev_serial = mqp->dev_serial;
+			rung[n++].qpn = mqp->qp.qp_num;
+		}
+		verbs_lock_give();
+		for (unsigned i = 0; i < n; i++)
+			device_faults(rung[i].dev_serial, rung[i].qpn);
+		mqp = NULL;
+	}
 	verbs_lock_take();
 	/* A doorbell the device misses (rdmamock/mlx5/doorbell_lost, aimed
 	 * by the QP): its WQEs wait in the queue, the record ahead of the
@@ -942,31 +981,12 @@ void *verbs_doorbell_page(void)
 	return mlx5_doorbell_page(doorbells);
 }
 
-/* The faults reached at each ibv_post_send, before the requests go, aimed
- * by the QP's device, number and process:
- * - rdmamock/ibverbs/port_down: the QP's port goes down (and up after ms=);
- * - rdmamock/ibverbs/device_fatal: its device has a catastrophic error
- *   (rdmamock_device_fatal). */
-static void device_faults(const struct mock_qp *mqp)
-{
-	struct fab_device_info dev;
-	struct fault_action act;
-
-	if ((!fault_at("rdmamock/ibverbs/port_down") && !fault_at("rdmamock/ibverbs/device_fatal")) ||
-	    fab_device_by_serial(mqp->dev_serial, &dev))
-		return;
-	if (qp_fault(mqp, "rdmamock/ibverbs/port_down", &act))
-		mock_port_down(dev.name, &act);
-	if (qp_fault(mqp, "rdmamock/ibverbs/device_fatal", &act))
-		rdmamock_device_fatal(dev.name);
-}
-
 int verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct mock_qp *mqp = verbs_qp_of(qp, "ibv_post_send");
 	int err = 0;
 
-	device_faults(mqp);
+	device_faults(mqp->dev_serial, mqp->qp.qp_num);
 	if (!mock_fault(FAULT_NAME(LIB, "ibv_post_send"), &err)) {
 		verbs_lock_take();
 		for (; wr && !(err = verbs_post_one_send(mqp, wr)); wr = wr->next)

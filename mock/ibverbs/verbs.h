@@ -172,6 +172,7 @@ struct mock_cq {
 	int nspare;
 	bool armed, solicited_only;
 	bool overrun_said;
+	bool overrun_stops;            /* mlx5: an overrun puts the CQ in error */
 	uint32_t events_reported;      /* read by ibv_get_cq_event */
 	uint32_t async_reported;       /* its asynchronous events read */
 	/* ibv_create_cq_ex: what the polling API reads, and the entry taken
