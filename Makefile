@@ -214,8 +214,12 @@ $(LIB_CORE): $(core_objs) mock/control/librdmamock.map
 	$(call dropin_link,$(core_objs),mock/control/librdmamock.map,$(FIU_LIBS) -ldl $(NODELETE))
 	$(Q)ln -sf $(notdir $@) $(MOCKLIB)/librdmamock.so
 
+# libibverbs too: it hands the core the hooks its watcher calls (a dead
+# process's reaper, port and fatal events), which must outlive a program's
+# dlclose (Open MPI unloads its openib component, and libibverbs with it,
+# at MPI_Finalize, while the watcher runs on).
 $(LIB_VERBS): $(verbs_objs) $(ABI_DIR)/libibverbs.ld $(LIB_CORE)
-	$(call dropin_link,$(verbs_objs),$(ABI_DIR)/libibverbs.ld,$(LIB_CORE) $(FIU_LIBS))
+	$(call dropin_link,$(verbs_objs),$(ABI_DIR)/libibverbs.ld,$(LIB_CORE) $(FIU_LIBS) $(NODELETE))
 
 $(LIB_CM): $(cm_objs) $(ABI_DIR)/librdmacm.ld $(LIB_VERBS) $(LIB_CORE)
 	$(call dropin_link,$(cm_objs),$(ABI_DIR)/librdmacm.ld,$(LIB_VERBS) $(LIB_CORE) $(FIU_LIBS))

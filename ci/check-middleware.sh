@@ -15,6 +15,8 @@
 #   DEV      the device (rxe0)
 #   KIND     rxe or mlx5: what the device is, for the cases where they
 #            differ (rxe0 on the mock is rxe)
+#   LINK     roce (the default) or ib: the port's link layer, for the cases
+#            that differ (a ConnectX in InfiniBand mode: the mock's only)
 #   GIDX     the GID index UCX uses on an rxe device: an IPv6 or link-local
 #            GID (0, the link-local one). UCX's UD transports drop what
 #            arrives over an IPv4-mapped GID on rxe, whose completions
@@ -34,6 +36,7 @@ pairs_begin middleware "$@"
 ADDR=${ADDR:-127.0.0.2}
 DEV=${DEV:-rxe0}
 KIND=${KIND:-rxe}
+LINK=${LINK:-roce}
 GIDX=${GIDX:-0}
 MW=${MW:-build/examples/middleware}
 START_DELAY=${START_DELAY:-1}
@@ -238,9 +241,17 @@ single mpi-ucx-pingpong-put-get "^mpi_pingpong: all checks passed" \
 # up to 3 runs, and says so.
 show_help_lost() { grep -q 'ORTE_ERROR_LOG: .*show_help\.c' "$log"; }
 RACE=show_help_lost RACE_NOTE="Open MPI's show_help lost the ranks' messages"
-single_fails mpi-openib-roce "No OpenFabrics connection schemes reported|BTLs attempted: self$" \
-	$mpirun --mca orte_base_help_aggregate 0 --mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1 \
-	--mca btl_openib_if_include "$DEV" --mca btl_openib_cpc_include udcm "$MW/mpi_pingpong"
+openib="--mca orte_base_help_aggregate 0 --mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1
+	--mca btl_openib_if_include $DEV --mca btl_openib_cpc_include udcm"
+if [ "$LINK" = ib ]; then
+	# On InfiniBand udcm connects by LID, as on an IB cluster.
+	# shellcheck disable=SC2086
+	single mpi-openib-udcm "^mpi_pingpong: all checks passed" $mpirun $openib "$MW/mpi_pingpong"
+else
+	# shellcheck disable=SC2086
+	single_fails mpi-openib-roce "No OpenFabrics connection schemes reported|BTLs attempted: self$" \
+		$mpirun $openib "$MW/mpi_pingpong"
+fi
 RACE=false
 
 # ---------------------------------------------------------------- librpma
@@ -291,9 +302,10 @@ if [ -n "${FAULT_RUN:-}" ]; then
 				wanted "$c" && verdict "$c" skip "UCX's mlx5 transports need an mlx5 device"
 				continue
 			fi
+			case $LINK in ib) ll=IB ;; *) ll=RoCE ;; esac
 			case $f in
-			wc_err) why="Remote access on $DEV:1/RoCE \(synd 0x13" ;;
-			*) why="Transport retry count exceeded on $DEV:1/RoCE \(synd 0x15" ;;
+			wc_err) why="Remote access on $DEV:1/$ll \(synd 0x13" ;;
+			*) why="Transport retry count exceeded on $DEV:1/$ll \(synd 0x15" ;;
 			esac
 			pair_fails "$c" tcp:$port "$why" \
 				$ucx UCX_TLS=$tl,self ucx_perftest -p $port -- \
@@ -325,7 +337,8 @@ fi
 # On the mock QPERF_CLIENT holds the REQ a few ms on the wire
 # (rdmamock/rdmacm/event/delay), the time rxe's resolution takes.
 # Without -cm1 qperf cannot give a RoCE GID (its RTR has no GRH), and its
-# UC and UD tests never use the CM: they fail there as on rxe. After each
+# UC and UD tests never use the CM: they fail there as on rxe. On
+# InfiniBand a LID is all they need: every test passes either way. After each
 # -cm1 test qperf's server child destroys its listener's QP, which has
 # none (rxe: segfault; the mock names rdma_destroy_qp and aborts): only
 # the child, and the server serves on.
@@ -351,13 +364,19 @@ if [ $qperf_wanted = 1 ]; then
 	# is run again (up to 3 runs), and says so.
 	qperf_reason_lost() { ! grep -q 'failed to' "$log"; }
 	RACE=qperf_reason_lost RACE_NOTE="qperf ended without its reason"
-	for t in $qp_rc $qp_uc; do
+	qp_ud="ud_lat ud_bw ud_bi_bw"
+	[ "$LINK" = ib ] && for t in $qp_rc $qp_uc $qp_ud; do
+		single "qperf-$t" "^ *(latency|bw|msg_rate|send_bw) += " qperf -t 1 "$ADDR" $t
+		case $t in rc_*|ver_rc_*) continue ;; esac
+		single "qperf-cm1-$t" "^ *(latency|bw|msg_rate|send_bw) += " qperf -cm1 -t 1 "$ADDR" $t
+	done
+	[ "$LINK" = ib ] || for t in $qp_rc $qp_uc; do
 		single_fails "qperf-$t" "failed to modify QP to RTR" qperf -t 1 "$ADDR" $t
 	done
-	for t in $qp_uc; do
+	[ "$LINK" = ib ] || for t in $qp_uc; do
 		single_fails "qperf-cm1-$t" "failed to modify QP to RTR" qperf -cm1 -t 1 "$ADDR" $t
 	done
-	for t in ud_lat ud_bw ud_bi_bw; do
+	[ "$LINK" = ib ] || for t in $qp_ud; do
 		single_fails "qperf-$t" "failed to create address handle" qperf -t 1 "$ADDR" $t
 		single_fails "qperf-cm1-$t" "failed to create address handle" qperf -cm1 -t 1 "$ADDR" $t
 	done

@@ -13,3 +13,7 @@ export READY_CM="$build/bin/rdmamock-run --wait-listen"
 asan=$(sh ci/sanitizer-runtime.sh "$lib")
 [ -z "$asan" ] || export LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0
 sh ci/check-programs.sh -o "$build/check/programs"
+# Again on a ConnectX whose port is InfiniBand: the verbs programs and
+# perftest address by LID (no -g, no -x), the CM ones through the SA's path.
+RDMAMOCK_TOPOLOGY=mlx5_0=mlx5+ib:127.0.0.1/8,::1 RDMAMOCK_FABRIC=check-programs-ib-$$ LINK=ib \
+	sh ci/check-programs.sh -o "$build/check/programs-ib"

@@ -13,6 +13,8 @@
 # Environment:
 #   ADDR         the address to serve on and connect to (127.0.0.1)
 #   DEV          the device for the verbs programs (mlx5_0)
+#   LINK         roce (the default) or ib: on an InfiniBand port (the mock's
+#                mlx5+ib) the verbs programs address by LID, with no -g
 #   START_DELAY  seconds a server is given to start listening, where its
 #                listener cannot be seen (1)
 #   READY_CM     a command that waits for a CM listener: READY_CM [tcp:|udp:]PORT -- true
@@ -49,10 +51,16 @@ gid_index() {
 	ibv_devinfo -v -d "$DEV" 2>/dev/null |
 		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$ADDR, RoCE v2.*/\1/p" | head -n 1
 }
-GIDX=$(gid_index)
-if [ -z "$GIDX" ]; then
-	echo "check-programs: $DEV has no RoCE v2 GID for $ADDR" >&2
-	exit 2
+# The options naming that GID: -g for the pingpongs, -x for perftest;
+# none on InfiniBand, where a LID is the address.
+g= x=
+if [ "${LINK:-roce}" != ib ]; then
+	GIDX=$(gid_index)
+	if [ -z "$GIDX" ]; then
+		echo "check-programs: $DEV has no RoCE v2 GID for $ADDR" >&2
+		exit 2
+	fi
+	g="-g $GIDX" x="-x $GIDX"
 fi
 
 wanted() {
@@ -114,24 +122,30 @@ pair udpong udp-cm:7174 forever '^custom +512 ' udpong -b "$ADDR" -- udpong -s "
 
 # ---------------------------------------------------------------- ibverbs-utils
 single ibv_devinfo "hca_id:[[:space:]]+$DEV" ibv_devinfo -v -d "$DEV"
+# shellcheck disable=SC2086 # $g and $x: an option and its value, or none
 for t in rc uc srq; do
 	pair "ibv_${t}_pingpong" tcp:18515 "iters in" "iters in" \
-		"ibv_${t}_pingpong" -d "$DEV" -g "$GIDX" -- "ibv_${t}_pingpong" -d "$DEV" -g "$GIDX" "$ADDR"
+		"ibv_${t}_pingpong" -d "$DEV" $g -- "ibv_${t}_pingpong" -d "$DEV" $g "$ADDR"
 done
-# A UD message is one packet: the port's MTU (1024 on the mock and rxe)
-# bounds it, where the program's default is 2048.
+# A UD message is one packet: the port's MTU (1024 on RoCE here, 4096 on
+# InfiniBand) bounds it, where the program's default is 2048.
+ud_size=1024
+[ "${LINK:-roce}" = ib ] && ud_size=2048
+# shellcheck disable=SC2086
 pair ibv_ud_pingpong tcp:18515 "iters in" "iters in" \
-	ibv_ud_pingpong -d "$DEV" -g "$GIDX" -s 1024 -- ibv_ud_pingpong -d "$DEV" -g "$GIDX" -s 1024 "$ADDR"
+	ibv_ud_pingpong -d "$DEV" $g -s $ud_size -- ibv_ud_pingpong -d "$DEV" $g -s $ud_size "$ADDR"
+# shellcheck disable=SC2086
 pair ibv_xsrq_pingpong tcp:18515 "success" "success" \
-	ibv_xsrq_pingpong -d "$DEV" -g "$GIDX" -- ibv_xsrq_pingpong -d "$DEV" -g "$GIDX" "$ADDR"
+	ibv_xsrq_pingpong -d "$DEV" $g -- ibv_xsrq_pingpong -d "$DEV" $g "$ADDR"
 
 # ---------------------------------------------------------------- perftest
 # A result row: the message size, then figures.
 row='^ *[0-9]+ +[0-9]+ +[0-9.]+'
 for t in send write read atomic; do
 	for k in bw lat; do
-		pair "ib_${t}_$k" tcp:18515 "" "$row" "ib_${t}_$k" -d "$DEV" -x "$GIDX" -- \
-			"ib_${t}_$k" -d "$DEV" -x "$GIDX" "$ADDR"
+		# shellcheck disable=SC2086
+		pair "ib_${t}_$k" tcp:18515 "" "$row" "ib_${t}_$k" -d "$DEV" $x -- \
+			"ib_${t}_$k" -d "$DEV" $x "$ADDR"
 		pair "ib_${t}_$k-R" cm:18515 "" "$row" "ib_${t}_$k" -d "$DEV" -R -- \
 			"ib_${t}_$k" -d "$DEV" -R "$ADDR"
 	done

@@ -502,13 +502,32 @@ static void write_to_self(struct fx_qp *q, struct ibv_mr *target, int n)
 	}
 }
 
-/* A CQ that overruns: each completion that finds it full is lost and
- * raises IBV_EVENT_CQ_ERR (rxe_cq_post); the requester's QP goes on. */
-void ibv_post_send__cq_overrun(void **state)
+/* The fixture's QP q on a device of kind, and s: one of q's PD whose send
+ * CQ holds one completion (the smallest both rxe and mlx5 give for 1)
+ * behind a longer send queue, in RTS. */
+static void small_cq_qp(struct fx_qp *q, struct fx_qp *s, enum fx_device_kind kind)
 {
 	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
 					 .cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
 						  .max_recv_sge = 1 } };
+
+	fx_qp_create(q, kind, IBV_QPT_RC);
+	*s = *q;
+	s->cq = ibv_create_cq(q->ctx, 1, NULL, NULL, 0);
+	if (!s->cq)
+		fail_msg("ibv_create_cq: %s", strerror(errno));
+	init.send_cq = s->cq;
+	init.recv_cq = q->cq;
+	s->qp = ibv_create_qp(q->pd, &init);
+	if (!s->qp)
+		fail_msg("ibv_create_qp: %s", strerror(errno));
+	fx_qp_to(s, IBV_QPS_RTS);
+}
+
+/* A CQ that overruns: each completion that finds it full is lost and
+ * raises IBV_EVENT_CQ_ERR (rxe_cq_post); the requester's QP goes on. */
+void ibv_post_send__cq_overrun(void **state)
+{
 	struct ibv_async_event ev;
 	struct ibv_mr *target;
 	struct ibv_cq *small;
@@ -516,20 +535,8 @@ void ibv_post_send__cq_overrun(void **state)
 	struct ibv_wc wc;
 	int n = 0;
 
-	/* The fixture's QP, and one whose send CQ holds one completion (the
-	 * smallest both rxe and mlx5 give for 1) behind a longer send queue. */
-	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	small = ibv_create_cq(q.ctx, 1, NULL, NULL, 0);
-	if (!small)
-		fail_msg("ibv_create_cq: %s", strerror(errno));
-	init.send_cq = small;
-	init.recv_cq = q.cq;
-	s = q;
-	s.cq = small;
-	s.qp = ibv_create_qp(q.pd, &init);
-	if (!s.qp)
-		fail_msg("ibv_create_qp: %s", strerror(errno));
-	fx_qp_to(&s, IBV_QPS_RTS);
+	small_cq_qp(&q, &s, FX_DEV_UNDER_TEST);
+	small = s.cq;
 	target = write_target(&q);
 	write_to_self(&s, target, small->cqe + 2);
 	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 2000, &ev);
@@ -552,6 +559,44 @@ void ibv_post_send__cq_overrun(void **state)
 	FX_VERBS_OK(ibv_dereg_mr(target));
 	FX_VERBS_OK(ibv_destroy_qp(s.qp));
 	FX_VERBS_OK(ibv_destroy_cq(small));
+	fx_qp_release(&q);
+}
+
+/* An mlx5 CQ that overruns enters the error state: the firmware reports it
+ * once (CQ_ERROR: IBV_EVENT_CQ_ERR), and the CQ takes no CQE after, even
+ * with room again. The cqe completions it took are there, in order. */
+void ibv_create_cq__mlx5_overrun_stops(void **state)
+{
+	struct ibv_async_event ev;
+	struct ibv_mr *target;
+	struct fx_qp q, s;
+	struct ibv_wc wc;
+	int n = 0, events = 1;
+
+	small_cq_qp(&q, &s, FX_DEV_MLX5);
+	target = write_target(&q);
+	write_to_self(&s, target, s.cq->cqe + 2);
+	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 2000, &ev);
+	assert_ptr_equal(ev.element.cq, s.cq);
+	ibv_ack_async_event(&ev);
+	while (ibv_poll_cq(s.cq, 1, &wc) == 1) {
+		assert_int_equal(wc.status, IBV_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, (uint64_t)n + 1);
+		n++;
+	}
+	assert_int_equal(n, s.cq->cqe);
+	/* Room again, and one more write: no CQE, no second event. */
+	write_to_self(&s, target, 1);
+	for (struct pollfd p = { .fd = q.ctx->async_fd, .events = POLLIN }; rc_poll(&p, 1, 200) == 1;) {
+		FX_VERBS_OK(ibv_get_async_event(q.ctx, &ev));
+		events += ev.event_type == IBV_EVENT_CQ_ERR;
+		ibv_ack_async_event(&ev);
+	}
+	assert_int_equal(events, 1);
+	assert_int_equal(ibv_poll_cq(s.cq, 1, &wc), 0);
+	FX_VERBS_OK(ibv_dereg_mr(target));
+	FX_VERBS_OK(ibv_destroy_qp(s.qp));
+	FX_VERBS_OK(ibv_destroy_cq(s.cq));
 	fx_qp_release(&q);
 }
 

@@ -5,7 +5,6 @@
  * and what mlx5dv_open_device refuses. */
 #include <errno.h>
 #include <infiniband/mlx5dv.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -871,72 +870,6 @@ void mlx5dv_init_obj__fault_port_down(void **state)
 	fx_async_expect(r.q.ctx, IBV_EVENT_PORT_ACTIVE, 2000, &ev);
 	ibv_ack_async_event(&ev);
 	raw_close(&r);
-}
-
-/* An mlx5 CQ that overruns enters the error state: the firmware reports it
- * once (CQ_ERROR: IBV_EVENT_CQ_ERR), and the CQ takes no CQE after, even
- * with room again. The cqe completions it took are there, in order. */
-void ibv_create_cq__mlx5_overrun_stops(void **state)
-{
-	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC,
-					 .cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
-						  .max_recv_sge = 1 } };
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct ibv_async_event ev;
-	struct ibv_cq *small;
-	struct ibv_mr *mr;
-	struct fx_qp q, s;
-	struct ibv_wc wc;
-	uint64_t buf[8] = { 0 };
-	int n = 0, events = 1;
-
-	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
-	small = ibv_create_cq(q.ctx, 1, NULL, NULL, 0);
-	if (!small)
-		fail_msg("ibv_create_cq: %s", strerror(errno));
-	init.send_cq = small;
-	init.recv_cq = q.cq;
-	s = q;
-	s.cq = small;
-	s.qp = ibv_create_qp(q.pd, &init);
-	if (!s.qp)
-		fail_msg("ibv_create_qp: %s", strerror(errno));
-	fx_qp_to(&s, IBV_QPS_RTS);
-	mr = ibv_reg_mr(q.pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!mr)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
-	wr.wr.rdma.remote_addr = (uintptr_t)&buf[4];
-	wr.wr.rdma.rkey = mr->rkey;
-	for (int i = 0; i < small->cqe + 2; i++) {
-		wr.wr_id = (uint64_t)i + 1;
-		FX_VERBS_OK(ibv_post_send(s.qp, &wr, &bad));
-	}
-	fx_async_expect(q.ctx, IBV_EVENT_CQ_ERR, 2000, &ev);
-	assert_ptr_equal(ev.element.cq, small);
-	ibv_ack_async_event(&ev);
-	while (ibv_poll_cq(small, 1, &wc) == 1) {
-		assert_int_equal(wc.status, IBV_WC_SUCCESS);
-		assert_int_equal(wc.wr_id, (uint64_t)n + 1);
-		n++;
-	}
-	assert_int_equal(n, small->cqe);
-	/* Room again, and one more write: no CQE, no second event. */
-	wr.wr_id = 100;
-	FX_VERBS_OK(ibv_post_send(s.qp, &wr, &bad));
-	for (struct pollfd p = { .fd = q.ctx->async_fd, .events = POLLIN }; poll(&p, 1, 200) == 1;) {
-		FX_VERBS_OK(ibv_get_async_event(q.ctx, &ev));
-		events += ev.event_type == IBV_EVENT_CQ_ERR;
-		ibv_ack_async_event(&ev);
-	}
-	assert_int_equal(events, 1);
-	assert_int_equal(ibv_poll_cq(small, 1, &wc), 0);
-	FX_VERBS_OK(ibv_destroy_qp(s.qp));
-	FX_VERBS_OK(ibv_dereg_mr(mr));
-	FX_VERBS_OK(ibv_destroy_cq(small));
-	fx_qp_release(&q);
 }
 
 /* ---------------------------------------------------------------- DC */

@@ -135,7 +135,7 @@ if [ ! -s "$mw/rxe0/middleware.tsv" ] &&
 	! bash "$here/../check-middleware-mock.sh" "$build" >"$out/middleware-mock.log" 2>&1; then
 	verdict+=("middleware: a case failed on the mock ($(tail -n 1 "$out/middleware-mock.log"); see $out/middleware-mock.log)")
 fi
-cols=("mock=$mw/rxe0/middleware.tsv" "mock-mlx5_0=$mw/mlx5_0/middleware.tsv")
+cols=("mock=$mw/rxe0/middleware.tsv" "mock-mlx5_0=$mw/mlx5_0/middleware.tsv" "mock-mlx5_0-ib=$mw/mlx5_0-ib/middleware.tsv")
 for stack in "$@"; do
 	cols+=("${column[$stack]}=$out/$stack/single/middleware/middleware.tsv")
 	[ -s "$out/$stack/single/middleware/middleware.tsv" ] ||

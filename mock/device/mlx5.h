@@ -115,8 +115,8 @@ struct mock_qp *mlx5_qp_next_rung(struct mock_qp *after);
 
 /* An address vector (struct mlx5_wqe_av) as the provider writes one for
  * an address handle, and read back into the attributes it stands for. */
-void mlx5_av_encode(const struct ibv_ah_attr *attr, struct mlx5_wqe_av *av);
-void mlx5_av_decode(const struct mlx5_wqe_av *av, struct ibv_ah_attr *attr);
+void mlx5_av_encode(const struct ibv_ah_attr *attr, bool ib, struct mlx5_wqe_av *av);
+void mlx5_av_decode(const struct mlx5_wqe_av *av, bool ib, struct ibv_ah_attr *attr);
 
 /* ---------------------------------------------------------------- the doorbell
  *

@@ -483,32 +483,45 @@ void mlx5_sq_index(struct mock_qp *qp, uint64_t mark, uint16_t index)
 
 /* ---------------------------------------------------------------- address vectors */
 
-/* As the provider's mlx5_create_ah writes a RoCE port's: the static rate
- * and the SL (three bits, one up), the GRH's flow label, SGID index and
- * its flag, hop limit, traffic class and destination GID. The MAC and the
- * RoCE v2 source port are the mock's fabric's business: left zero. */
-void mlx5_av_encode(const struct ibv_ah_attr *attr, struct mlx5_wqe_av *av)
+/* As the provider's mlx5_create_ah writes one: the static rate and the
+ * SL (on RoCE three bits, one up; on InfiniBand four), the GRH's flow
+ * label and SGID index, hop limit, traffic class and destination GID; on
+ * InfiniBand also the destination LID, the source path bits and the GRH
+ * flag (reserved on RoCE, whose packets always carry a GRH: not set). The
+ * MAC and the RoCE v2 source port are the mock's fabric's business: left
+ * zero. */
+void mlx5_av_encode(const struct ibv_ah_attr *attr, bool ib, struct mlx5_wqe_av *av)
 {
 	memset(av, 0, sizeof *av);
-	av->stat_rate_sl = (uint8_t)(attr->static_rate << 4 | (attr->sl & 7) << 1);
+	if (ib) {
+		av->stat_rate_sl = (uint8_t)(attr->static_rate << 4 | (attr->sl & 0xf));
+		av->fl_mlid = attr->src_path_bits & 0x7f;
+		av->rlid = htobe16(attr->dlid);
+	} else {
+		av->stat_rate_sl = (uint8_t)(attr->static_rate << 4 | (attr->sl & 7) << 1);
+	}
 	if (!attr->is_global)
 		return;
-	av->grh_gid_fl = htobe32((attr->grh.flow_label & 0xfffff) | 1u << 30 |
+	av->grh_gid_fl = htobe32((attr->grh.flow_label & 0xfffff) | (uint32_t)ib << 30 |
 				 (uint32_t)attr->grh.sgid_index << 20);
 	av->hop_limit = attr->grh.hop_limit;
 	av->tclass = attr->grh.traffic_class;
 	memcpy(av->rgid, attr->grh.dgid.raw, sizeof av->rgid);
 }
 
-void mlx5_av_decode(const struct mlx5_wqe_av *av, struct ibv_ah_attr *attr)
+void mlx5_av_decode(const struct mlx5_wqe_av *av, bool ib, struct ibv_ah_attr *attr)
 {
 	uint32_t fl = be32toh(av->grh_gid_fl);
 
 	memset(attr, 0, sizeof *attr);
 	attr->static_rate = av->stat_rate_sl >> 4;
-	attr->sl = (av->stat_rate_sl >> 1) & 7;
+	attr->sl = ib ? av->stat_rate_sl & 0xf : (av->stat_rate_sl >> 1) & 7;
 	attr->port_num = 1;
-	attr->is_global = !!(fl & 1u << 30);
+	attr->is_global = !ib || (fl & 1u << 30);
+	if (ib) {
+		attr->dlid = be16toh(av->rlid);
+		attr->src_path_bits = av->fl_mlid & 0x7f;
+	}
 	attr->grh.flow_label = fl & 0xfffff;
 	attr->grh.sgid_index = (uint8_t)(fl >> 20);
 	attr->grh.hop_limit = av->hop_limit;

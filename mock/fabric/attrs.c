@@ -144,8 +144,9 @@ int fab_device_attr(unsigned serial, struct ibv_device_attr *attr)
 	return 0;
 }
 
-/* The one port of a RoCE device: active, Ethernet, LID 0; DOWN while
- * rdmamock_port_set holds it down, as rxe on a netdev that is down. */
+/* The one port of a device: RoCE (active, Ethernet, LID 0) or InfiniBand;
+ * DOWN while rdmamock_port_set holds it down, as rxe on a netdev that is
+ * down. */
 int fab_port_attr(unsigned serial, struct ibv_port_attr *attr)
 {
 	struct fab_device_info info;
@@ -174,6 +175,19 @@ int fab_port_attr(unsigned serial, struct ibv_port_attr *attr)
 		.link_layer = IBV_LINK_LAYER_ETHERNET,
 		.flags = IBV_QPF_GRH_REQUIRED, /* RoCE */
 	};
+	/* A ConnectX port in InfiniBand mode (ibv_devinfo on ConnectX-4 to
+	 * 6 IB ports): its LID and the SM's from the fabric, which is the
+	 * subnet's SM, LMC 0; no GRH needed within the subnet; MTU 4096;
+	 * one GID, 128 slots; its capability mask without IP-based GIDs. */
+	if (info.ib) {
+		attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
+		attr->flags = 0;
+		attr->lid = info.lid;
+		attr->sm_lid = FAB_SM_LID;
+		attr->active_mtu = IBV_MTU_4096;
+		attr->gid_tbl_len = FAB_IB_GID_TBL_LEN;
+		attr->port_cap_flags = 0x2651e848;
+	}
 	return 0;
 }
 

@@ -107,6 +107,16 @@ int fab_live_ids(void)
 	return n;
 }
 
+/* An id bound to an InfiniBand port: its paths come from the SA (the
+ * fabric), by LID. OpenSM's default subnet packet life time is 0x12. */
+#define IB_PACKET_LIFETIME 0x12
+#define ROCE_HOP_LIMIT 64
+
+static bool id_on_ib(const struct fab_id *id)
+{
+	return id->dev && (id->dev->caps & FAB_CAP_IB);
+}
+
 int fab_query_route(struct fab_id *id, struct fab_route *out)
 {
 	fab_lock();
@@ -124,10 +134,23 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 		fab_addr_to_gid((struct sockaddr *)&id->src, &out->sgid);
 		fab_addr_to_gid((struct sockaddr *)&id->dst, &out->dgid);
 	}
+	/* InfiniBand: the ports' GIDs, as IPoIB's hardware addresses carry
+	 * them, and the SA's path record between their LIDs. */
+	if (id_on_ib(id)) {
+		struct fab_device *peer = topology_device_with_addr((struct sockaddr *)&id->dst);
+
+		topology_port_gid(id->dev, &out->sgid);
+		out->slid = topology_lid_locked(id->dev->serial);
+		if (peer) {
+			topology_port_gid(peer, &out->dgid);
+			out->dlid = topology_lid_locked(peer->serial);
+		}
+	}
+	out->hop_limit = id_on_ib(id) ? 0 : ROCE_HOP_LIMIT;
 	if (id->route_resolved) {
 		out->num_paths = 1;
-		out->path_mtu = IBV_MTU_1024;
-		out->packet_life_time = 16; /* CMA_IBOE_PACKET_LIFETIME */
+		out->path_mtu = id_on_ib(id) ? IBV_MTU_4096 : IBV_MTU_1024;
+		out->packet_life_time = id_on_ib(id) ? IB_PACKET_LIFETIME : 16; /* CMA_IBOE_PACKET_LIFETIME */
 	}
 	fab_unlock();
 	return 0;
@@ -1151,7 +1174,6 @@ int fab_set_option(struct fab_id *id, int level, int optname, const void *optval
 /* The kernel's CM timing for RoCE: local ACK timeout of about the packet
  * life time plus one (cm_ack_timeout). */
 #define ROCE_ACK_TIMEOUT 17
-#define ROCE_HOP_LIMIT 64
 
 /* The address vector to the peer: RoCE always carries a GRH. */
 void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_ah_attr *ah)
@@ -1173,6 +1195,16 @@ void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_
 	ah->grh.sgid_index = (uint8_t)topology_gid_index(id->dev, (const struct sockaddr *)&id->src);
 	ah->grh.hop_limit = ROCE_HOP_LIMIT;
 	ah->grh.traffic_class = id->tos;
+	/* InfiniBand within the subnet: the SA's path has hop limit 0, so no
+	 * GRH (ib_init_ah_attr_from_path); the peer's port by its LID. A
+	 * multicast group keeps its GRH. */
+	if (id_on_ib(id) && !(dgid && fab_gid_is_multicast(dgid))) {
+		struct fab_device *peer = topology_device_with_addr((const struct sockaddr *)&id->dst);
+
+		memset(&ah->grh, 0, sizeof ah->grh);
+		ah->is_global = 0;
+		ah->dlid = peer ? topology_lid_locked(peer->serial) : 0;
+	}
 }
 
 /* The depths the CM settled on: the active side takes the REP's, seen
@@ -1223,7 +1255,7 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 			return -EINVAL;
 		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		fab_fill_ah(id, NULL, &attr->ah_attr);
-		attr->path_mtu = IBV_MTU_1024;
+		attr->path_mtu = id_on_ib(id) ? IBV_MTU_4096 : IBV_MTU_1024;
 		attr->dest_qp_num = id->got.qp_num;
 		attr->rq_psn = id->got.starting_psn;
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_RECV) {
@@ -1255,7 +1287,8 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND ||
 		    id->qp_type == IBV_QPT_XRC_RECV) {
 			*mask |= IBV_QP_TIMEOUT;
-			attr->timeout = ROCE_ACK_TIMEOUT;
+			/* cm_init_av_by_path: the path's packet life + 1. */
+			attr->timeout = id_on_ib(id) ? IB_PACKET_LIFETIME + 1 : ROCE_ACK_TIMEOUT;
 		}
 		return 0;
 	default:

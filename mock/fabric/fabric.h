@@ -73,7 +73,15 @@ struct fab_device_info {
 	int naddrs;
 	struct sockaddr_storage addrs[FAB_MAX_ADDRS];
 	bool port_down;              /* its port, by rdmamock_port_set */
+	bool ib;                     /* an InfiniBand port (FAB_CAP_IB), not RoCE */
+	uint16_t lid;                /* an InfiniBand port's LID, which the fabric's SM gave */
 };
+
+/* The fabric is the subnet manager of its InfiniBand ports: this is its
+ * LID, and each port's is FAB_SM_LID + the device's serial (from 1). */
+#define FAB_SM_LID 1
+/* The GID table of a ConnectX's InfiniBand port: 128 slots, one used. */
+#define FAB_IB_GID_TBL_LEN 128
 
 /* A count that changes whenever a device comes or goes or gets an
  * address (the system view remakes its tree then). */
@@ -85,7 +93,8 @@ int fab_device_by_guid(__be64 guid, struct fab_device_info *out);
 
 /* A device's GID table entry (type may be NULL): the default link-local
  * GID, then one per address (IPv4 as ::ffff:a.b.c.d), v1 and v2 on mlx5,
- * v2 only on the generic (rxe-like) device. -ENODATA past the filled
+ * v2 only on the generic (rxe-like) device; an InfiniBand port's one GID,
+ * the subnet prefix fe80:: and the port GUID, of type IB. -ENODATA past the filled
  * entries; the verbs layer knows the table's length. */
 int fab_device_gid(unsigned serial, int index, union ibv_gid *gid, enum ibv_gid_type *type);
 
@@ -193,6 +202,8 @@ struct fab_route {
 	int num_paths;            /* 1 once the route is resolved */
 	uint8_t path_mtu;         /* enum ibv_mtu */
 	uint8_t packet_life_time;
+	uint16_t slid, dlid;      /* InfiniBand: the path's ends (0 on RoCE) */
+	uint8_t hop_limit;        /* 64 on RoCE; 0 within an IB subnet */
 };
 
 /* Channels. The fd is pollable: readable while events are queued. */
@@ -249,6 +260,7 @@ int fab_resolve_ib_service(struct fab_id *id);
  * names). */
 enum fab_cap {
 	FAB_CAP_UDP_SPORT = 1u << 0, /* mlx5 HCA cap rts2rts_qp_udp_sport */
+	FAB_CAP_IB = 1u << 1,        /* mlx5 only: the port's link layer is InfiniBand */
 };
 int fab_device_caps(unsigned serial, uint32_t *caps);
 /* The port's counters, and counting: a UD packet dropped for its Q_Key. */
@@ -282,6 +294,8 @@ struct fab_packet {
 	unsigned src_dev;           /* the sender's device (its serial) */
 	uint32_t src_qpn;
 	union ibv_gid sgid, dgid;   /* the GRH */
+	bool no_grh;                /* InfiniBand within the subnet: LIDs only */
+	uint16_t slid, dlid;        /* InfiniBand's local route header */
 	enum ibv_gid_type gid_type; /* of the source GID: RoCE v1 or v2 */
 	uint8_t hop_limit;
 	uint8_t traffic_class;

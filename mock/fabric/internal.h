@@ -265,6 +265,10 @@ int topology_port_set_locked(const char *name, bool up);
 /* The device of that name, or NULL. */
 struct fab_device *topology_device_locked(const char *name);
 bool topology_port_down_locked(unsigned serial);
+/* An InfiniBand port's LID; 0 for a RoCE port's (or no device). */
+uint16_t topology_lid_locked(unsigned serial);
+/* The port GID of an InfiniBand device (fe80:: and its GUID). */
+void topology_port_gid(const struct fab_device *dev, union ibv_gid *gid);
 const char *topology_device_name_locked(unsigned serial);
 /* The verbs layer's hook for a port that went down or came up (fabric.h). */
 extern void (*fab_port_hook)(unsigned serial, bool up);

@@ -168,13 +168,21 @@ int fab_qp_udp_sport(uint32_t qpn, uint16_t *port)
 
 
 
-/* Whom a unicast packet reaches: the QP of that number, on a device that
- * holds the destination GID. */
+/* Whom a unicast packet reaches: the QP of that number, on a device of
+ * the sender's link layer (an InfiniBand subnet and an Ethernet share no
+ * wire) that holds the destination GID, or without a GRH the destination
+ * LID. */
 static struct fab_qp *unicast_target(const struct fab_packet *pkt)
 {
 	struct fab_qp *qp = *qp_slot(pkt->dst_qpn);
+	uint16_t lid;
 
-	if (!qp || !topology_device_has_gid(qp->dev_serial, &pkt->dgid))
+	if (!qp)
+		return NULL;
+	lid = topology_lid_locked(qp->dev_serial);
+	if (!lid != !topology_lid_locked(pkt->src_dev))
+		return NULL;
+	if (pkt->no_grh ? lid != pkt->dlid : !topology_device_has_gid(qp->dev_serial, &pkt->dgid))
 		return NULL;
 	return qp;
 }

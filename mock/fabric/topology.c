@@ -100,6 +100,7 @@ static const struct {
 	uint32_t bit;
 } cap_names[] = {
 	{ "udp_sport", FAB_CAP_UDP_SPORT },
+	{ "ib", FAB_CAP_IB },
 };
 
 /* What a device of each personality can do unless told otherwise. */
@@ -195,7 +196,8 @@ static int parse_kind(const char *text, size_t len, enum rdmamock_personality *p
 		*caps = sign == '+' ? *caps | bit : *caps & ~bit;
 		n += m;
 	}
-	return 0;
+	/* rxe, which the generic device is, runs over Ethernet only. */
+	return (*caps & FAB_CAP_IB) && *p != RDMAMOCK_MLX5 ? -EINVAL : 0;
 }
 
 /* rxe makes its node GUID as its net device's link-local address is made,
@@ -510,6 +512,8 @@ static void snapshot(const struct fab_device *dev, struct fab_device_info *out)
 	out->guid = dev->guid;
 	out->naddrs = dev->naddrs;
 	out->port_down = dev->port_down;
+	out->ib = dev->caps & FAB_CAP_IB;
+	out->lid = topology_lid_locked(dev->serial);
 	memcpy(out->addrs, dev->addrs, sizeof out->addrs);
 }
 
@@ -604,20 +608,33 @@ static int slot_addr(const struct fab_device *dev, int slot)
 	return own >= 0 && slot - 1 >= own ? slot : slot - 1;
 }
 
+void topology_port_gid(const struct fab_device *dev, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof *gid);
+	gid->raw[0] = 0xfe;
+	gid->raw[1] = 0x80;
+	memcpy(&gid->raw[8], &dev->guid, 8);
+}
+
 static int gid_entry(const struct fab_device *dev, int index, union ibv_gid *gid,
 		     enum ibv_gid_type *type)
 {
 	int per = gid_versions(dev), slot = index / per, own = default_gid_addr(dev);
 
+	/* An InfiniBand port: its one GID, whatever its IPoIB addresses. */
+	if (dev->caps & FAB_CAP_IB) {
+		if (index != 0)
+			return -ENODATA;
+		topology_port_gid(dev, gid);
+		*type = IBV_GID_TYPE_IB;
+		return 0;
+	}
 	if (index < 0 || slot > dev->naddrs - (own >= 0))
 		return -ENODATA;
 	if (slot == 0 && own >= 0) {
 		fab_addr_to_gid((struct sockaddr *)&dev->addrs[own], gid);
 	} else if (slot == 0) {
-		memset(gid, 0, sizeof *gid);
-		gid->raw[0] = 0xfe;
-		gid->raw[1] = 0x80;
-		memcpy(&gid->raw[8], &dev->guid, 8);
+		topology_port_gid(dev, gid);
 	} else {
 		fab_addr_to_gid((struct sockaddr *)&dev->addrs[slot_addr(dev, slot)], gid);
 	}
@@ -671,6 +688,13 @@ const char *topology_device_name_locked(unsigned serial)
 	return dev ? dev->name : NULL;
 }
 
+uint16_t topology_lid_locked(unsigned serial)
+{
+	struct fab_device *dev = by_serial(serial);
+
+	return dev && (dev->caps & FAB_CAP_IB) ? (uint16_t)(FAB_SM_LID + dev->serial) : 0;
+}
+
 bool topology_port_down_locked(unsigned serial)
 {
 	struct fab_device *dev = by_serial(serial);
@@ -704,6 +728,9 @@ int fab_device_caps(unsigned serial, uint32_t *caps)
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr)
 {
 	int own = dev ? default_gid_addr(dev) : -1;
+
+	if (dev && (dev->caps & FAB_CAP_IB))
+		return 0;
 
 	for (int slot = 1; dev && slot <= dev->naddrs - (own >= 0); slot++)
 		if (fab_addr_equal((const struct sockaddr *)&dev->addrs[slot_addr(dev, slot)], addr))

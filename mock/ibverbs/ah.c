@@ -32,16 +32,19 @@ static bool v4mapped_gid(const union ibv_gid *gid)
  * port the device has (else EINVAL), a source GID that is there (ENODATA
  * for an empty entry), of the destination's family (an IPv6 or
  * link-local source for an IPv4 destination is EINVAL), and a neighbour
- * that answers (ETIMEDOUT when ARP goes unanswered). */
+ * that answers (ETIMEDOUT when ARP goes unanswered). An InfiniBand port
+ * needs no GRH and resolves no neighbour: a LID is the address. */
 static int check_ah(struct mock_context *mc, const struct ibv_ah_attr *attr)
 {
 	union ibv_gid sgid;
 	int err;
 
-	if (attr->port_num != 1 || !attr->is_global)
+	if (attr->port_num != 1 || (!attr->is_global && !mc->mdev->ib))
 		return EINVAL;
+	if (!attr->is_global)
+		return 0;
 	err = verbs_gid(mc, 1, attr->grh.sgid_index, &sgid, NULL);
-	if (err)
+	if (err || mc->mdev->ib)
 		return err;
 	if (v4mapped_gid(&sgid) != v4mapped_gid(&attr->grh.dgid) &&
 	    !fab_gid_is_multicast(&attr->grh.dgid))
@@ -70,7 +73,7 @@ MOCK_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *
 	mah->magic = VERBS_AH_MAGIC;
 	mah->mpd = mpd;
 	mah->attr = *attr;
-	mlx5_av_encode(attr, &mah->av);
+	mlx5_av_encode(attr, mc->mdev->ib, &mah->av);
 	verbs_src_of(pd->context, attr->grh.sgid_index, &mah->src);
 	mah->ah.context = pd->context;
 	mah->ah.pd = pd;

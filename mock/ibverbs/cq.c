@@ -230,7 +230,7 @@ static struct mock_cq *create_cq(struct ibv_context *context, const struct ibv_c
 	}
 	mcq->magic = VERBS_CQ_MAGIC;
 	mcq->cqe_size = cqe_size;
-	mcq->overrun_stops = mc->mdev->personality == RDMAMOCK_MLX5;
+	mcq->mlx5 = mc->mdev->personality == RDMAMOCK_MLX5;
 	mcq->cq.cqe = ring_size(attr->cqe ? (int)attr->cqe : 1);
 	/* What libibverbs' verbs_init_cq sets. */
 	mcq->cq.context = context;
@@ -489,6 +489,12 @@ int verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	/* Arming again for any completion widens a solicited-only arm. */
 	mcq->solicited_only = mcq->armed ? mcq->solicited_only && solicited_only : solicited_only;
 	mcq->armed = true;
+	/* A ConnectX is armed at the consumer index (libmlx5's mlx5_arm_cq
+	 * writes it into the arm doorbell): CQEs already past it fire the
+	 * event at once, so a program that polls and then arms misses
+	 * none (Open MPI's udcm does so). rxe's arm looks only ahead. */
+	if (mcq->mlx5 && (mcq->ring ? mlx5_cq_pending(mcq) : (uint32_t)mcq->count))
+		fire(mcq);
 	verbs_lock_give();
 	return 0;
 }
@@ -696,7 +702,7 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	 * overrun puts it in the error state instead: one CQ_ERR event (the
 	 * firmware's CQ_ERROR), and it writes no CQE again. The fault
 	 * rdmamock/ibverbs/cq_err makes a CQ overrun that has room. */
-	if (cq->overrun_stops && cq->overrun_said) {
+	if (cq->mlx5 && cq->overrun_said) {
 		if (later)
 			deliver_now(later);
 		return;

@@ -99,6 +99,8 @@ static struct mock_device *device_for(const struct fab_device_info *info)
 	m->serial = info->serial;
 	m->personality = info->personality;
 	m->guid = info->guid;
+	m->ib = info->ib;
+	m->lid = info->lid;
 	m->dev.node_type = IBV_NODE_CA;
 	m->dev.transport_type = IBV_TRANSPORT_IB; /* RoCE */
 	snprintf(m->dev.name, sizeof m->dev.name, "%s", info->name);
@@ -365,14 +367,19 @@ MOCK_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 
 /* ---------------------------------------------------------------- GIDs */
 
+/* The port's GID table length, as ibv_query_port gives it. */
+static uint32_t gid_tbl_len(const struct mock_context *mc)
+{
+	return mc->mdev->ib ? FAB_IB_GID_TBL_LEN : (uint32_t)fab_profile_of(mc->mdev->personality)->gid_tbl_len;
+}
+
 int verbs_gid(struct mock_context *mc, uint32_t port, uint32_t index, union ibv_gid *gid,
 	      enum ibv_gid_type *type)
 {
-	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 	enum ibv_gid_type t;
 	int err;
 
-	if (port != 1 || index >= (uint32_t)p->gid_tbl_len)
+	if (port != 1 || index >= gid_tbl_len(mc))
 		return EINVAL;
 	err = fab_device_gid(mc->mdev->serial, (int)index, gid, type ? type : &t);
 	return err == -ENODATA ? ENODATA : -err;
@@ -383,6 +390,7 @@ void verbs_src_of(struct ibv_context *ctx, uint8_t sgid_index, struct verbs_src 
 	struct mock_context *mc = verbs_context_of(ctx, "ibv_post_send");
 
 	src->ok = verbs_gid(mc, 1, sgid_index, &src->gid, &src->type) == 0;
+	src->lid = mc->mdev->lid;
 }
 
 /* An empty entry below gid_tbl_len reads as a zero GID, as upstream keeps
@@ -434,7 +442,8 @@ static void gid_entry(struct mock_context *mc, uint32_t index, const union ibv_g
 	e->gid_index = index;
 	e->port_num = 1;
 	e->gid_type = type;
-	e->ndev_ifindex = fab_gid_netdev(mc->mdev->serial, gid, NULL);
+	/* An InfiniBand GID has no net device. */
+	e->ndev_ifindex = mc->mdev->ib ? 0 : fab_gid_netdev(mc->mdev->serial, gid, NULL);
 }
 
 /* ibv_query_gid_ex: 0, or ENODATA for an empty entry, EINVAL past the
@@ -467,7 +476,6 @@ MOCK_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv
 					 size_t max_entries, uint32_t flags, size_t entry_size)
 {
 	struct mock_context *mc = verbs_context_of(context, "ibv_query_gid_table");
-	const struct fab_profile *p = fab_profile_of(mc->mdev->personality);
 	enum ibv_gid_type type;
 	union ibv_gid gid;
 	size_t n = 0;
@@ -476,7 +484,7 @@ MOCK_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv
 		return -errno;
 	if (flags || entry_size < sizeof(struct ibv_gid_entry))
 		return -EINVAL;
-	for (uint32_t i = 0; i < (uint32_t)p->gid_tbl_len; i++) {
+	for (uint32_t i = 0; i < gid_tbl_len(mc); i++) {
 		if (verbs_gid(mc, 1, i, &gid, &type))
 			continue;
 		if (n == max_entries)

@@ -26,8 +26,9 @@
 
 #define LIB "ibverbs"
 
-/* The ports' active MTU, IBV_MTU_1024, in bytes. */
-#define UD_MTU 1024
+/* The ports' active MTU in bytes: IBV_MTU_1024 on RoCE, IBV_MTU_4096 on
+ * InfiniBand. */
+#define UD_MTU(mqp) ((mqp)->ib ? 4096 : 1024)
 
 /* ---------------------------------------------------------------- receives */
 
@@ -387,6 +388,9 @@ static bool address(struct mock_qp *mqp, const struct ibv_send_wr *wr, struct fa
 		pkt->dst_qpn = mqp->raw_ah->dc_dctn;
 		pkt->dc_key = mqp->raw_ah->dc_key;
 	}
+	pkt->no_grh = mqp->ib && !path->is_global;
+	pkt->dlid = path->dlid;
+	pkt->slid = src->lid; /* LMC 0: the path bits choose nothing */
 	pkt->dgid = path->grh.dgid;
 	pkt->hop_limit = path->grh.hop_limit;
 	pkt->traffic_class = path->grh.traffic_class;
@@ -456,9 +460,9 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 		return IBV_WC_LOC_LEN_ERR;
 	if (!address(mqp, wr, &pkt))
 		return IBV_WC_LOC_QP_OP_ERR;
-	/* A UD message is one packet: over the port's MTU (1024 bytes) it
-	 * never arrives, and the sender is not told (measured on rxe). */
-	if (mqp->qp.qp_type == IBV_QPT_UD && len > UD_MTU)
+	/* A UD message is one packet: over the port's MTU it never
+	 * arrives, and the sender is not told (measured on rxe). */
+	if (mqp->qp.qp_type == IBV_QPT_UD && len > UD_MTU(mqp))
 		return IBV_WC_SUCCESS;
 	/* Only a UD receive shows the IPv4 header (in its GRH). */
 	if (mqp->qp.qp_type == IBV_QPT_UD)
@@ -885,7 +889,7 @@ static void run_raw(struct mock_qp *mqp, const struct ibv_send_wr *wr_in,
 	struct mock_ah ah = { .magic = VERBS_AH_MAGIC, .mpd = mqp->mpd };
 
 	if (av) {
-		mlx5_av_decode(av, &ah.attr);
+		mlx5_av_decode(av, mqp->ib, &ah.attr);
 		ah.dc_key = be64toh(av->key.dc_key);
 		ah.dc_dctn = be32toh(av->dqp_dct) & 0xffffff;
 		verbs_src_of(mqp->qp.context, ah.attr.grh.sgid_index, &ah.src);

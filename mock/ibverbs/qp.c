@@ -364,6 +364,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	mqp->magic = VERBS_QP_MAGIC;
 	mqp->dev_serial = mc->mdev->serial;
 	mqp->personality = mc->mdev->personality;
+	mqp->ib = mc->mdev->ib;
 	mqp->state = IBV_QPS_RESET;
 	mqp->cap = cap;
 	mqp->sq_sig_all = init->sq_sig_all;
@@ -712,9 +713,10 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 	if ((*mask & IBV_QP_PATH_MTU) &&
 	    (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096))
 		return EINVAL;
-	/* RoCE addresses need a GRH naming a source GID the port has. */
+	/* RoCE addresses need a GRH naming a source GID the port has; an
+	 * InfiniBand path within the subnet is its LID alone. */
 	if ((*mask & IBV_QP_AV) &&
-	    (!attr->ah_attr.is_global || !valid_gid_index(mqp, attr->ah_attr.grh.sgid_index)))
+	    (attr->ah_attr.is_global ? !valid_gid_index(mqp, attr->ah_attr.grh.sgid_index) : !mqp->ib))
 		return EINVAL;
 	return 0;
 }

@@ -46,7 +46,11 @@ static bool v4mapped(const union ibv_gid *gid)
  * kernels 6.1 and 7.2); mlx5 writes the header as it came, checksummed. */
 static void build_grh(const struct mock_qp *mqp, const struct fab_packet *pkt, uint8_t *grh)
 {
+	/* Without a GRH (InfiniBand within the subnet) the device writes
+	 * nothing there: the mock writes zeros, and IBV_WC_GRH is clear. */
 	memset(grh, 0, GRH_BYTES);
+	if (pkt->no_grh)
+		return;
 	if (pkt->gid_type == IBV_GID_TYPE_ROCE_V2 && v4mapped(&pkt->sgid)) {
 		struct iphdr ip = {
 			.version = 4,
@@ -103,8 +107,12 @@ static bool from_peer(const struct mock_qp *mqp, const struct fab_packet *pkt)
 		return true;
 	if (mqp->dc_type)
 		return mqp->dc_type == MLX5DV_DCTYPE_DCT && pkt->dc_key == mqp->dc_key;
-	return pkt->src_qpn == mqp->attr.dest_qp_num &&
-	       !memcmp(&pkt->sgid, &mqp->attr.ah_attr.grh.dgid, sizeof pkt->sgid);
+	if (pkt->src_qpn != mqp->attr.dest_qp_num)
+		return false;
+	/* InfiniBand: the local route header's source LID, GRH or not. */
+	if (mqp->ib)
+		return pkt->slid == mqp->attr.ah_attr.dlid;
+	return !memcmp(&pkt->sgid, &mqp->attr.ah_attr.grh.dgid, sizeof pkt->sgid);
 }
 
 /* ---------------------------------------------------------------- receives */
@@ -190,11 +198,14 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 	}
 	/* rxe (rxe_resp.c do_complete) marks every receive of a user QP with
 	 * IBV_WC_GRH, and gives a source QP only from a DETH (UD). */
-	if (status == IBV_WC_SUCCESS && (generic || mqp->qp.qp_type == IBV_QPT_UD))
+	if (status == IBV_WC_SUCCESS && (generic || mqp->qp.qp_type == IBV_QPT_UD) && !pkt->no_grh)
 		wc.wc_flags |= IBV_WC_GRH;
 	if (generic && mqp->qp.qp_type != IBV_QPT_UD)
 		wc.src_qp = 0;
-	if (!generic)
+	/* InfiniBand: the sender's LID and SL, as the CQE carries them. */
+	if (mqp->ib)
+		wc.slid = pkt->slid;
+	else if (!generic)
 		wc.sl = roce_packet_type(pkt);
 	uint16_t index = w->wqe_index;
 

@@ -37,6 +37,8 @@ struct mock_device {
 	unsigned serial;       /* the fabric device behind it */
 	enum rdmamock_personality personality;
 	__be64 guid;
+	bool ib;               /* its port is InfiniBand, not RoCE */
+	uint16_t lid;          /* and that port's LID */
 };
 
 struct async_event;
@@ -172,7 +174,8 @@ struct mock_cq {
 	int nspare;
 	bool armed, solicited_only;
 	bool overrun_said;
-	bool overrun_stops;            /* mlx5: an overrun puts the CQ in error */
+	bool mlx5;                     /* a ConnectX's: an overrun puts it in error, and
+					* arming it sees CQEs not polled yet */
 	uint32_t events_reported;      /* read by ibv_get_cq_event */
 	uint32_t async_reported;       /* its asynchronous events read */
 	/* ibv_create_cq_ex: what the polling API reads, and the entry taken
@@ -233,6 +236,7 @@ struct verbs_src {
 	bool ok;
 	union ibv_gid gid;
 	enum ibv_gid_type type;
+	uint16_t lid;          /* an InfiniBand port's */
 };
 void verbs_src_of(struct ibv_context *ctx, uint8_t sgid_index, struct verbs_src *src);
 
@@ -257,6 +261,7 @@ struct mock_qp {
 	unsigned magic;
 	unsigned dev_serial; /* the fabric device, and what it is */
 	enum rdmamock_personality personality;
+	bool ib;             /* on an InfiniBand port */
 	struct mock_pd *mpd;
 	struct mock_cq *scq, *rcq;  /* NULL where an XRC QP has none */
 	struct mock_srq *srq;       /* receives come from it */

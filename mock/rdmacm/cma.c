@@ -555,7 +555,9 @@ int cm_query_path(struct cm_id *cid)
 	path->rate_selector = 2;
 	path->packet_life_time_selector = 2;
 	path->packet_life_time = r.packet_life_time;
-	path->hop_limit = 64;
+	path->hop_limit = r.hop_limit;
+	path->slid = htobe16(r.slid);
+	path->dlid = htobe16(r.dlid);
 	free(cid->id.route.path_rec);
 	cid->id.route.path_rec = path;
 	cid->id.route.num_paths = 1;

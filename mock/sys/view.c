@@ -286,7 +286,7 @@ static void walk_port(struct walk *w, const struct fab_device_info *d, const cha
 	snprintf(path, sizeof path, "%s/gid_attrs/ndevs", port);
 	dir(w, path);
 	if (under(w, port) && (building(w) || strstr(w->want + strlen(port), "gid"))) {
-		for (int i = 0; i < p->gid_tbl_len; i++) {
+		for (int i = 0; i < a.gid_tbl_len; i++) {
 			char gids[ENTRY_MAX], type[ENTRY_MAX], ndev[ENTRY_MAX];
 			char ifname[IF_NAMESIZE];
 			enum ibv_gid_type t;
@@ -312,7 +312,10 @@ static void walk_port(struct walk *w, const struct fab_device_info *d, const cha
 				continue;
 			}
 			file(w, type, "%s\n", t == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2" : "IB/RoCE v1");
-			if (fab_gid_netdev(d->serial, &gid, ifname))
+			/* An InfiniBand GID has no net device: the kernel's read
+			 * fails, as for an empty entry. */
+			if (a.link_layer != IBV_LINK_LAYER_INFINIBAND &&
+			    fab_gid_netdev(d->serial, &gid, ifname))
 				file(w, ndev, "%s\n", ifname);
 			else
 				unreadable(w, ndev);
