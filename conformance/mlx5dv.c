@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <infiniband/mlx5dv.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -463,6 +464,7 @@ struct raw {
 	struct ibv_mr *mr;     /* over buf, every access */
 	uint64_t buf[64];
 	uint32_t sq_pi, rq_pi, ci;
+	uintptr_t bf_offset; /* the BlueFlame buffer a copy goes to next: 0 or bf.size */
 };
 
 static void raw_open(struct raw *r)
@@ -621,6 +623,61 @@ void mlx5dv_init_obj__qp_raw_wqes(void **state)
 	raw_rdma(&r, MLX5_OPCODE_ATOMIC_FA, 32, 40, 5, 3);
 	assert_true(r.buf[32] == 105);
 	assert_true(be64toh(r.buf[40]) == 100 || r.buf[40] == 100);
+	raw_close(&r);
+}
+
+/* A WQE written to the BlueFlame register whole, as a program copies it
+ * there: 8 bytes at a time, the control segment first. */
+static void raw_bf_copy(struct raw *r, const void *wqe, size_t size)
+{
+	volatile uint64_t *reg = (volatile uint64_t *)((uintptr_t)r->qp.bf.reg ^ r->bf_offset);
+	const uint64_t *src = wqe;
+
+	r->sq_pi++;
+	__atomic_store_n(&r->qp.dbrec[MLX5_SND_DBR], htobe32(r->sq_pi & 0xffff), __ATOMIC_RELEASE);
+	for (size_t i = 0; i < size / 8; i++)
+		reg[i] = src[i];
+	r->bf_offset ^= r->qp.bf.size;
+}
+
+/* The BlueFlame register: two buffers of half a ConnectX's 512-byte
+ * register, at 0x800 or 0xa00 in a UAR page, which a program writes in
+ * turn with a copy of each WQE; the device runs the WQE either way. */
+void mlx5dv_init_obj__qp_blueflame(void **state)
+{
+	uintptr_t offset;
+	struct raw r;
+
+	raw_open(&r);
+	offset = (uintptr_t)r.qp.bf.reg % 4096;
+	if (!r.qp.bf.size) {
+		const char *env = getenv("MLX5_SHUT_UP_BF");
+
+		raw_close(&r);
+		if (env && strcmp(env, "0"))
+			RC_SKIP("MLX5_SHUT_UP_BF=%s: no BlueFlame (bf.size 0)", env);
+		fail_msg("bf.size 0 without MLX5_SHUT_UP_BF");
+	}
+	assert_int_equal(r.qp.bf.size, 256);
+	if (offset != 0x800 && offset != 0xa00)
+		fail_msg("bf.reg at 0x%lx in its page, not 0x800 or 0xa00", (unsigned long)offset);
+	/* Three RDMA WRITEs, each copied whole into the buffer its turn
+	 * names (reg, reg ^ 256, reg), one block each. */
+	for (int i = 0; i < 3; i++) {
+		struct mlx5_wqe_ctrl_seg *ctrl = raw_wqe(&r);
+		struct mlx5_wqe_raddr_seg *ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
+
+		r.buf[i] = 0xb1f0 + (uint64_t)i;
+		mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r.sq_pi, MLX5_OPCODE_RDMA_WRITE, 0, r.q.qp->qp_num,
+				    MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
+		ra->raddr = htobe64((uintptr_t)&r.buf[16 + i]);
+		ra->rkey = htobe32(r.mr->rkey);
+		mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(ra + 1), 8, r.mr->lkey,
+				    (uintptr_t)&r.buf[i]);
+		raw_bf_copy(&r, ctrl, 64);
+		raw_req(&r, MLX5_OPCODE_RDMA_WRITE, (uint16_t)i);
+		assert_true(r.buf[16 + i] == 0xb1f0 + (uint64_t)i);
+	}
 	raw_close(&r);
 }
 
@@ -968,6 +1025,30 @@ static void dc_close(struct dc *d)
 		FX_VERBS_OK(ibv_destroy_qp(d->dct));
 	FX_VERBS_OK(ibv_destroy_srq(d->srq));
 	raw_close(&d->r);
+}
+
+/* In a child: a DCT handed to mlx5dv_init_obj. */
+static void dct_init_obj(void *unused)
+{
+	struct mlx5dv_qp out;
+	struct mlx5dv_obj obj = { .qp = { .out = &out } };
+	struct dc d;
+
+	dc_open(&d);
+	d.dct = dc_create(&d, MLX5DV_DCTYPE_DCT, d.srq);
+	if (!d.dct)
+		_exit(3);
+	obj.qp.in = d.dct;
+	mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
+}
+
+/* A DCT has no queues and no BlueFlame register: libmlx5 reads the
+ * register through its NULL pointer, and the mock ends the process too,
+ * naming the call. */
+void mlx5dv_init_obj__dct_no_queues(void **state)
+{
+	FX_VERBS_OK(ibv_close_device(fx_open_device(FX_DEV_MLX5)));
+	fx_assert_crashes(dct_init_obj, "mlx5dv_init_obj");
 }
 
 static void dc_modify_refused(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, const char *what)

@@ -9,8 +9,12 @@
  * handler; a few microseconds on bare metal).
  *
  * To go on past the store, the handler reads the instruction's length:
- * the stores a doorbell is written with (mov, movnti, the SSE and AVX
- * moves to memory), with their prefixes and addressing forms. A store it
+ * the stores a doorbell is written with (mov, movnti, the SSE, AVX and
+ * AVX-512 moves to memory), with their prefixes and addressing forms.
+ * A BlueFlame copy is many such stores into the register: its first,
+ * at the start of a buffer, rings; the rest are stepped over with no
+ * ring (glibc's copy of 64 bytes with AVX-512 is two stores of 64 to the
+ * same place: the second rings again and finds nothing new). A store it
  * cannot read is stepped over by the CPU instead: the page opened, the
  * trap flag set, and on the trap after it the page closed again, which
  * costs a second fault.
@@ -134,6 +138,10 @@ static unsigned store_len(const uint8_t *p)
 		if ((p[1] & 0x1f) != 1 || !store_0f(p[3]))
 			return 0;
 		return (m = modrm_len(p + 4)) ? (unsigned)(p - start) + 4 + m : 0;
+	case 0x62: /* EVEX (AVX-512): map 0F only */
+		if ((p[1] & 3) != 1 || !store_0f(p[4]))
+			return 0;
+		return (m = modrm_len(p + 5)) ? (unsigned)(p - start) + 5 + m : 0;
 	default:
 		return 0;
 	}
@@ -245,6 +253,16 @@ static void pass_on(struct sigaction *prev, int sig, siginfo_t *si, void *ctx)
 	prev->sa_handler(sig);
 }
 
+/* Whether a store is past the start of a BlueFlame buffer: the rest of
+ * a WQE's copy, which the device need not read (it reads the SQ), so the
+ * store is skipped without a ring. The copy's first store rings. */
+static bool bf_rest(const void *addr)
+{
+	uintptr_t off = (uintptr_t)((const char *)addr - page);
+
+	return off >= MLX5_BF_OFFSET && off % MLX5_BF_BUF_SIZE;
+}
+
 static void on_segv(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -257,7 +275,9 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 		return;
 	}
 	len = store_len((const uint8_t *)(uintptr_t)*rip);
-	if (len) {
+	if (len && bf_rest(si->si_addr)) {
+		*rip += (greg_t)len; /* the rest of a BlueFlame copy */
+	} else if (len) {
 		divert(uc, *rip + (greg_t)len);
 	} else {
 		/* Let the CPU do it: the page open for one instruction. */

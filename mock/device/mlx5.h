@@ -81,7 +81,11 @@ struct ibv_sge;
  * 0, or ENOMEM. */
 int mlx5_qp_make_ring(struct mock_qp *qp);
 void mlx5_qp_free(struct mock_qp *qp);
-/* The queues as mlx5dv_init_obj describes them; uar is the doorbell. */
+/* The UAR page's BlueFlame register: at MLX5_BF_OFFSET, two buffers of
+ * half a ConnectX's 512-byte register (1 << log_bf_reg_size). */
+#define MLX5_BF_OFFSET 0x800
+#define MLX5_BF_BUF_SIZE 256u
+/* The queues as mlx5dv_init_obj describes them; uar is the doorbell page. */
 void mlx5_qp_describe(const struct mock_qp *qp, struct mlx5dv_qp *out, void *uar);
 /* ibv_post_recv's receive, written as a receive WQE with the record
  * moved: 0, EINVAL (more SGEs than the stride holds) or ENOMEM (full). */

@@ -12,6 +12,8 @@
  * back, so a program's WQE and the provider's are one queue. */
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "device/mlx5.h"
@@ -110,6 +112,14 @@ void mlx5_qp_free(struct mock_qp *qp)
 	fab_free(r->block);
 }
 
+/* libmlx5's get_shut_up_bf: set, and not "0". */
+static bool shut_up_bf(void)
+{
+	const char *env = getenv("MLX5_SHUT_UP_BF");
+
+	return env && strcmp(env, "0");
+}
+
 void mlx5_qp_describe(const struct mock_qp *qp, struct mlx5dv_qp *out, void *uar)
 {
 	const struct mlx5_qp_ring *r = qp->ring;
@@ -122,10 +132,15 @@ void mlx5_qp_describe(const struct mock_qp *qp, struct mlx5dv_qp *out, void *uar
 	out->rq.buf = r->rq;
 	out->rq.wqe_cnt = r->rq_cnt;
 	out->rq.stride = r->rq_stride;
-	/* The doorbell register, and no BlueFlame: a program writes the
-	 * control segment's first 8 bytes there. */
-	out->bf.reg = uar;
-	out->bf.size = 0;
+	/* The BlueFlame register, where libmlx5 puts a QP's; a program
+	 * writes its two buffers in turn (reg, then reg ^ size). It writes there a
+	 * copy of the WQE it has put in the SQ (BlueFlame) or the control
+	 * segment's first 8 bytes (a doorbell); the device reads the SQ
+	 * either way, as the copy must be the same. With MLX5_SHUT_UP_BF set,
+	 * as libmlx5 then gives a QP a non-cached UAR: size 0, doorbells
+	 * only. */
+	out->bf.reg = (char *)uar + MLX5_BF_OFFSET;
+	out->bf.size = shut_up_bf() ? 0 : MLX5_BF_BUF_SIZE;
 	/* No mmap offset, TIR or TIS to give: no output bit. */
 	out->comp_mask = 0;
 }

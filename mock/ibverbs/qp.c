@@ -895,6 +895,12 @@ int verbs_qp_expose(struct ibv_qp *qp, struct mlx5dv_qp *out)
 	void *uar;
 	int err = 0;
 
+	/* libmlx5 makes a DCT with no queues and no BlueFlame register, and
+	 * mlx5dv_get_qp reads the register through its NULL pointer. */
+	MOCK_REQUIRE(mqp->dc_type != MLX5DV_DCTYPE_DCT, "mlx5dv_init_obj",
+		     "QP 0x%x is a DCT: it has no queues or BlueFlame register to describe "
+		     "(upstream dereferences the register it lacks)",
+		     qp->qp_num);
 	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC && qp->qp_type != IBV_QPT_UD &&
 	    mqp->dc_type != MLX5DV_DCTYPE_DCI) {
 		static int said;
