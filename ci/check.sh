@@ -50,6 +50,17 @@ s_mock() {
 	echo "xmllint: $out/mock.xml is one well-formed document"
 }
 
+s_mock_ib() {
+	# The same suite with mlx5_0 a ConnectX on an InfiniBand subnet: the
+	# clauses of RoCE alone skip, naming the IB clause that stands for them.
+	env -u RDMAMOCK_FABRIC RDMAMOCK_TOPOLOGY='mlx5_0=mlx5+ib:127.0.0.1/8,::1;rxe0=generic:127.0.0.2/8' \
+		"$conf/rdmacheck-mock" -j "${JOBS:-$(nproc)}" --timeout "${TIMEOUT:-30}" \
+		--profile fixtures/devices/mock --tap "$out/mock-ib.tap" --junit "$out/mock-ib.xml" \
+		--results "$out/mock-ib.tsv"
+	prove --exec cat "$out/mock-ib.tap" >/dev/null
+	xmllint --noout "$out/mock-ib.xml"
+}
+
 s_2proc() {
 	bash ci/check-2proc.sh "$build" "$out"
 	prove --exec cat "$out/mock-2proc.tap" >/dev/null
@@ -82,6 +93,7 @@ steps=(
 	"s_abi 2 ABI: every rdma-core symbol and version, and Debian's programs loaded on the mock"
 	"s_license 2 licenses: every source file carries its SPDX line (LICENSE)"
 	"s_mock 1 conformance suite on the mock"
+	"s_mock_ib 1 conformance suite on the mock, mlx5_0 on InfiniBand"
 	"s_2proc 1 the suite's two-host mode on the mock: rdmacheck-mock --serve in another process"
 	"s_dropin 2 drop-in: a program built against the system's librdmacm, on the mock"
 	"s_fiu 2 fault points from outside: fiu-run on an unmodified program"

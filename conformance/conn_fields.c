@@ -332,8 +332,7 @@ static void cm_programmed(struct fx_fields *f, struct rdma_cm_id *me, struct rdm
 	const struct rdma_conn_param *mine = active ? &cparam : &sparam;
 	const struct rdma_conn_param *theirs = active ? &sparam : &cparam;
 	struct ibv_qp_attr a, p;
-	union ibv_gid gid;
-	int gid_index = fx_gid_index(me->verbs, fx_addr(AF_INET), &gid);
+	struct ibv_ah_attr path; /* the peer is on the same port */
 	unsigned rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 		      flush_access(me->verbs);
 
@@ -343,7 +342,10 @@ static void cm_programmed(struct fx_fields *f, struct rdma_cm_id *me, struct rdm
 	FX_FIELD(f, a.qp_access_flags, rw);
 	FX_FIELD(f, a.pkey_index, 0);
 	FX_FIELD(f, a.port_num, 1);
-	FX_FIELD(f, a.path_mtu, IBV_MTU_1024);
+	/* RoCE: the net device's MTU, 1500 here (iboe_get_mtu); InfiniBand:
+	 * the SA path's, the ports' 4096. */
+	fx_ah_to_self(me->verbs, 64, &path);
+	FX_FIELD(f, a.path_mtu, path.is_global ? IBV_MTU_1024 : IBV_MTU_4096);
 	FX_FIELD(f, a.dest_qp_num, peer->qp->qp_num);
 	FX_FIELD(f, a.rq_psn, p.sq_psn);
 	FX_FIELD(f, a.sq_psn, p.rq_psn);
@@ -357,13 +359,16 @@ static void cm_programmed(struct fx_fields *f, struct rdma_cm_id *me, struct rdm
 	/* The RNR retries this side makes are those the other side's
 	 * message asked for. */
 	FX_FIELD(f, a.rnr_retry, theirs->rnr_retry_count);
-	FX_FIELD(f, a.ah_attr.is_global, 1);
+	/* RoCE: a GRH to the address's GID; InfiniBand: the SA's path
+	 * within the subnet, the LID alone. */
+	FX_FIELD(f, a.ah_attr.is_global, path.is_global);
 	FX_FIELD(f, a.ah_attr.port_num, 1);
 	FX_FIELD(f, a.ah_attr.sl, 0);
-	FX_FIELD(f, a.ah_attr.grh.sgid_index, gid_index);
-	FX_FIELD(f, a.ah_attr.grh.hop_limit, 64);
+	FX_FIELD(f, a.ah_attr.dlid, path.dlid);
+	FX_FIELD(f, a.ah_attr.grh.sgid_index, path.grh.sgid_index);
+	FX_FIELD(f, a.ah_attr.grh.hop_limit, path.grh.hop_limit);
 	FX_FIELD(f, a.ah_attr.grh.traffic_class, 0);
-	fx_field_mem(f, "ah_attr.grh.dgid", &a.ah_attr.grh.dgid, &gid, sizeof gid);
+	fx_field_mem(f, "ah_attr.grh.dgid", &a.ah_attr.grh.dgid, &path.grh.dgid, sizeof path.grh.dgid);
 }
 
 void rdma_connect__qp_attributes(void **state)
@@ -388,21 +393,24 @@ void rdma_accept__qp_attributes(void **state)
 	fx_link_release(&l);
 }
 
-/* The local ACK timeout the CM programs on RoCE: the path's packet life
- * time plus one (cm_init_av_by_path), where the packet life time is
+/* The local ACK timeout the CM programs: the path's packet life time plus
+ * one (cm_init_av_by_path), where on RoCE the packet life time is
  * CMA_IBOE_PACKET_LIFETIME: 16 in current kernels, 18 in 6.1 (19 there,
- * measured; rxe-debian12's profile names it). */
+ * measured; rxe-debian12's profile names it), and on InfiniBand the SA's
+ * (OpenSM's default 0x12, so 19). */
 void rdma_connect__ack_timeout(void **state)
 {
 	struct fx_fields f = { 0 };
 	struct ibv_qp_attr a;
 	struct fx_link l;
+	uint8_t want;
 
 	fx_link_up(&l, &cparam, &sparam);
+	want = fx_port_ib(l.c.id->verbs, l.c.id->port_num) ? 19 : 17;
 	fx_query_qp(l.c.id->qp, &a);
-	FX_FIELD(&f, a.timeout, 17);
+	FX_FIELD(&f, a.timeout, want);
 	fx_query_qp(l.s.id->qp, &a);
-	FX_FIELD(&f, a.timeout, 17);
+	FX_FIELD(&f, a.timeout, want);
 	fx_fields_done(&f);
 	fx_link_release(&l);
 }

@@ -143,6 +143,42 @@ void rdma_join_multicast__event_context(void **state)
 	member_release(&m);
 }
 
+/* The MGID the kernel joins on InfiniBand for a group address of an
+ * RDMA_PS_UDP id (cma_set_mgid): IPoIB's mapping (ip_ib_mc_map,
+ * ipv6_ib_mc_map) under link-local scope and P_Key 0xffff, with the RDMA
+ * CM's signature (0x01) in its fourth byte. */
+static void ib_group_mgid(const struct sockaddr *group, union ibv_gid *mgid)
+{
+	static const uint8_t head[6] = { 0xff, 0x12, 0x40, 0x01, 0xff, 0xff };
+
+	memset(mgid, 0, sizeof *mgid);
+	memcpy(mgid->raw, head, sizeof head);
+	if (group->sa_family == AF_INET6) {
+		mgid->raw[2] = 0x60;
+		memcpy(&mgid->raw[6], &((const struct sockaddr_in6 *)group)->sin6_addr.s6_addr[6], 10);
+	} else {
+		memcpy(&mgid->raw[12], &((const struct sockaddr_in *)group)->sin_addr, 4);
+		mgid->raw[12] &= 0x0f;
+	}
+}
+
+/* On InfiniBand the join's address is the SA's MCMember record
+ * (ib_init_ah_from_mcmember): the group's MLID and its MGID, from the
+ * port's GID 0. */
+static void assert_ib_join(const struct rdma_ud_param *ud, const struct member *m)
+{
+	union ibv_gid mgid;
+
+	ib_group_mgid((const struct sockaddr *)&m->group, &mgid);
+	assert_int_equal(ud->qp_num, MCAST_QPN);
+	assert_int_equal(ud->qkey, RDMA_UDP_QKEY);
+	assert_int_equal(ud->ah_attr.is_global, 1);
+	assert_int_equal(ud->ah_attr.port_num, m->id->port_num);
+	assert_true(ud->ah_attr.dlid >= 0xc000 && ud->ah_attr.dlid < 0xffff);
+	assert_memory_equal(&ud->ah_attr.grh.dgid, &mgid, sizeof mgid);
+	assert_int_equal(ud->ah_attr.grh.sgid_index, 0);
+}
+
 static void event_address(unsigned how)
 {
 	const struct rdma_ud_param *ud;
@@ -153,6 +189,12 @@ static void event_address(unsigned how)
 
 	member_open(&m, GROUP, how | WITH_QP);
 	ev = join_event(&m, &m, PLAIN_JOIN, RDMA_CM_EVENT_MULTICAST_JOIN);
+	if (fx_port_ib(m.id->verbs, m.id->port_num)) {
+		assert_ib_join(&ev->param.ud, &m);
+		FX_OK(rdma_ack_cm_event(ev));
+		member_release(&m);
+		return;
+	}
 	ud = &ev->param.ud;
 	assert_int_equal(ud->qp_num, MCAST_QPN);
 	assert_int_equal(ud->qkey, RDMA_UDP_QKEY);
@@ -314,6 +356,15 @@ void rdma_join_multicast__unicast_address(void **state)
 	int context;
 
 	member_open(&d, fx_addr(AF_INET), BOUND | WITH_QP);
+	if (fx_port_ib(d.id->verbs, d.id->port_num)) {
+		/* Any address maps to a multicast MGID there, which the SA
+		 * joins and the QP attaches to. */
+		ev = join_event(&d, &context, PLAIN_JOIN, RDMA_CM_EVENT_MULTICAST_JOIN);
+		assert_ib_join(&ev->param.ud, &d);
+		FX_OK(rdma_ack_cm_event(ev));
+		member_release(&d);
+		return;
+	}
 	ev = join_event(&d, &context, PLAIN_JOIN, RDMA_CM_EVENT_MULTICAST_ERROR);
 	assert_int_equal(ev->status, -1);
 	assert_ptr_equal(ev->id, d.id);
@@ -337,7 +388,8 @@ void rdma_join_multicast__unbound(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
-/* RoCE v2 only: over InfiniBand the SA would be asked. */
+/* RoCE v2 has no IPv6 groups (ENOTSUPP); InfiniBand's SA joins one as
+ * its MGID. */
 void rdma_join_multicast__ipv6_group(void **state)
 {
 	struct rdma_event_channel *ch = fx_channel();
@@ -351,13 +403,22 @@ void rdma_join_multicast__ipv6_group(void **state)
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP));
 	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&src));
 	FX_VERBS_OK(ibv_query_port(id->verbs, id->port_num, &port));
-	if (port.link_layer != IBV_LINK_LAYER_ETHERNET)
-		RC_SKIP("the port is not RoCE (link layer %u)", port.link_layer);
 	FX_UDP_OK(fx_udp_create(&ep, id, 1));
-	errno = 0;
-	assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&group, NULL), -1);
-	RC_ASSERT_ERRNO("rdma_join_multicast", errno, ENOTSUPP_KERNEL);
-	assert_true(fx_quiet(ch, QUIET_MS));
+	if (port.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		struct member m = { .id = id, .group = group };
+		struct rdma_cm_event *ev;
+
+		FX_OK(rdma_join_multicast(id, (struct sockaddr *)&group, NULL));
+		ev = fx_expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN, WAIT_MS);
+		assert_ib_join(&ev->param.ud, &m);
+		FX_OK(rdma_ack_cm_event(ev));
+		FX_OK(rdma_leave_multicast(id, (struct sockaddr *)&group));
+	} else {
+		errno = 0;
+		assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&group, NULL), -1);
+		RC_ASSERT_ERRNO("rdma_join_multicast", errno, ENOTSUPP_KERNEL);
+		assert_true(fx_quiet(ch, QUIET_MS));
+	}
 	fx_udp_release(&ep);
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);

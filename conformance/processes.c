@@ -698,6 +698,7 @@ void rdma_get_cm_event__peer_process_killed(void **state)
 struct qp_dest {
 	uint32_t qpn;
 	union ibv_gid gid;
+	uint16_t lid; /* on InfiniBand: the path is this LID, no GRH */
 };
 
 /* A child's verbs, without the fixtures (which fail through cmocka): the
@@ -734,18 +735,28 @@ static const char *plain_qp(struct plain *p)
 	return NULL;
 }
 
-/* The GID of the test address: ::ffff:a.b.c.d, RoCE v2. */
-static int plain_gid(struct ibv_context *ctx, union ibv_gid *gid)
+/* Where port 1 of ctx is reached, into d (its qpn left alone), and the
+ * index of the GID: on RoCE the test address's, ::ffff:a.b.c.d, RoCE v2;
+ * on InfiniBand the port's GID 0 and its LID. -1 when there is none. */
+static int plain_dest(struct ibv_context *ctx, struct qp_dest *d)
 {
 	union ibv_gid want = { .raw = { [10] = 0xff, [11] = 0xff } };
+	struct ibv_port_attr port;
 	struct ibv_gid_entry e;
 
+	d->lid = 0;
+	if (ibv_query_port(ctx, 1, &port))
+		return -1;
+	if (port.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		d->lid = port.lid;
+		return ibv_query_gid(ctx, 1, 0, &d->gid) ? -1 : 0;
+	}
 	if (inet_pton(AF_INET, fx_addr(AF_INET), &want.raw[12]) != 1)
 		return -1;
 	for (int i = 0; i < 256; i++)
 		if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) && e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
 		    !memcmp(&e.gid, &want, sizeof want)) {
-			*gid = e.gid;
+			d->gid = e.gid;
 			return i;
 		}
 	return -1;
@@ -759,8 +770,8 @@ static int plain_connect(struct ibv_qp *qp, struct ibv_context *ctx, const struc
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
 	};
-	union ibv_gid gid;
-	int index = plain_gid(ctx, &gid);
+	struct qp_dest self;
+	int index = plain_dest(ctx, &self);
 
 	if (index < 0 || ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				       IBV_QP_ACCESS_FLAGS))
@@ -772,11 +783,15 @@ static int plain_connect(struct ibv_qp *qp, struct ibv_context *ctx, const struc
 	attr.rq_psn = 0x1000;
 	attr.max_dest_rd_atomic = 1;
 	attr.min_rnr_timer = 12;
-	attr.ah_attr.is_global = 1;
 	attr.ah_attr.port_num = 1;
-	attr.ah_attr.grh.hop_limit = 64;
-	attr.ah_attr.grh.sgid_index = (uint8_t)index;
-	attr.ah_attr.grh.dgid = dest->gid;
+	if (dest->lid) {
+		attr.ah_attr.dlid = dest->lid;
+	} else {
+		attr.ah_attr.is_global = 1;
+		attr.ah_attr.grh.hop_limit = 64;
+		attr.ah_attr.grh.sgid_index = (uint8_t)index;
+		attr.ah_attr.grh.dgid = dest->gid;
+	}
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return -1;
@@ -810,7 +825,7 @@ static const char *rc_peer(struct child *c, void *arg)
 	if (err)
 		return err;
 	mine.qpn = p.qp->qp_num;
-	if (plain_gid(p.ctx, &mine.gid) < 0)
+	if (plain_dest(p.ctx, &mine) < 0)
 		return "no RoCE v2 GID for the test address";
 	if (!child_say(c, &mine, sizeof mine))
 		return "cannot write to the parent";
@@ -853,7 +868,7 @@ void ibv_post_send__peer_process_killed(void **state)
 	child_start(&c, rc_peer, NULL);
 	child_expect(&c, &theirs, sizeof theirs);
 	mine.qpn = q.qp->qp_num;
-	if (plain_gid(q.ctx, &mine.gid) < 0)
+	if (plain_dest(q.ctx, &mine) < 0)
 		fail_msg("no RoCE v2 GID for %s", fx_addr(AF_INET));
 	if (write(c.to_child, &mine, sizeof mine) != sizeof mine)
 		fail_msg("cannot write to the other process");
@@ -998,7 +1013,7 @@ void rdmamock_fabric__killed_while_retrying(void **state)
 	child_start(&c, rc_peer, &(bool){ true });
 	child_expect(&c, &theirs, sizeof theirs);
 	theirs.qpn = q.qp->qp_num;
-	if (plain_gid(q.ctx, &theirs.gid) < 0)
+	if (plain_dest(q.ctx, &theirs) < 0)
 		fail_msg("no RoCE v2 GID for %s", fx_addr(AF_INET));
 	if (write(c.to_child, &theirs, sizeof theirs) != sizeof theirs)
 		fail_msg("cannot write to the other process");

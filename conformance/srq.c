@@ -455,7 +455,7 @@ struct pp_side {
 	struct ibv_cq *cq;
 	struct ibv_srq *srq;
 	struct ibv_qp *qp[PP_QPS];
-	int gid_index;
+	struct ibv_ah_attr path; /* to port 1 (fx_ah_to_self): the peer is on it */
 	struct pp_dest me[PP_QPS];
 	const struct pp_dest *peer;
 	pthread_barrier_t *connected;
@@ -490,13 +490,12 @@ static int pp_post_recv(struct pp_side *s, uint32_t slot)
 static void pp_init(struct pp_side *s, const char *name, bool active)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	union ibv_gid gid;
 
 	memset(s, 0, sizeof *s);
 	s->name = name;
 	s->active = active;
 	s->ctx = fx_open_device(FX_DEV_UNDER_TEST);
-	s->gid_index = fx_gid_index(s->ctx, fx_addr(AF_INET), &gid);
+	fx_ah_to_self(s->ctx, 1, &s->path);
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd)
 		fail_msg("%s: ibv_alloc_pd: %s", name, strerror(errno));
@@ -520,7 +519,7 @@ static void pp_init(struct pp_side *s, const char *name, bool active)
 					  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
 		s->me[i].qpn = s->qp[i]->qp_num;
 		s->me[i].psn = (s->qp[i]->qp_num * 2654435761u + (unsigned)i) & 0xffffff;
-		s->me[i].gid = gid;
+		s->me[i].gid = s->path.grh.dgid;
 	}
 	for (uint32_t slot = 0; slot < PP_RX_DEPTH; slot++)
 		FX_VERBS_OK(pp_post_recv(s, slot));
@@ -548,14 +547,15 @@ static bool pp_connect(struct pp_side *s)
 			.rq_psn = s->peer[i].psn,
 			.max_dest_rd_atomic = 1,
 			.min_rnr_timer = 12,
-			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = s->peer[i].gid, .sgid_index = (uint8_t)s->gid_index,
-					      .hop_limit = 1 } },
+			.ah_attr = s->path,
 		};
-		int ret = ibv_modify_qp(s->qp[i], &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+		int ret;
 
+		if (attr.ah_attr.is_global)
+			attr.ah_attr.grh.dgid = s->peer[i].gid;
+		ret = ibv_modify_qp(s->qp[i], &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 		if (ret)
 			return pp_fail(s, "ibv_modify_qp(QP %d to RTR): %s", i, strerror(ret));
 		attr.qp_state = IBV_QPS_RTS;

@@ -25,7 +25,8 @@
 #define QUIET_MS 300
 
 /* One context, a sender and a receiver UD QP in RTS, each with its own CQ,
- * an AH from the device to itself by the test address's RoCE v2 GID. */
+ * an AH from the device to itself by the test address's RoCE v2 GID, or
+ * on an InfiniBand port by its LID, with no GRH. */
 struct ud {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -35,6 +36,7 @@ struct ud {
 	struct ibv_ah *ah;
 	int gid_index;
 	union ibv_gid gid;
+	uint16_t lid; /* on InfiniBand: the port's, where the AH points; else 0 */
 	uint8_t *buf; /* [0, RECV_AREA) receives, the rest sends */
 };
 
@@ -60,6 +62,8 @@ static struct ibv_qp *ud_qp(struct ud *u, struct ibv_cq *cq)
 
 static struct ibv_ah_attr ah_attr_to(const struct ud *u, const union ibv_gid *dgid, int sgid_index)
 {
+	if (u->lid)
+		return (struct ibv_ah_attr){ .port_num = 1, .dlid = u->lid };
 	return (struct ibv_ah_attr){
 		.is_global = 1,
 		.port_num = 1,
@@ -84,12 +88,30 @@ static void ud_open(struct ud *u)
 		fail_msg("ibv_reg_mr: %s", strerror(errno));
 	u->sender = ud_qp(u, u->scq);
 	u->receiver = ud_qp(u, u->rcq);
-	u->gid_index = fx_gid_index(u->ctx, fx_addr(AF_INET), NULL);
+	if (fx_port_ib(u->ctx, 1)) {
+		struct ibv_port_attr port;
+
+		FX_VERBS_OK(ibv_query_port(u->ctx, 1, &port));
+		u->lid = port.lid;
+	} else {
+		u->gid_index = fx_gid_index(u->ctx, fx_addr(AF_INET), NULL);
+	}
 	FX_OK(ibv_query_gid(u->ctx, 1, u->gid_index, &u->gid));
 	attr = ah_attr_to(u, &u->gid, u->gid_index);
 	u->ah = ibv_create_ah(u->pd, &attr);
 	if (!u->ah)
 		fail_msg("ibv_create_ah(to %s): %s", fx_addr(AF_INET), strerror(errno));
+}
+
+static void ud_close(struct ud *u);
+
+/* Skip a clause of RoCE's on an InfiniBand port, saying why. */
+static void roce_only(struct ud *u, const char *why)
+{
+	if (!u->lid)
+		return;
+	ud_close(u);
+	RC_SKIP("port 1 is InfiniBand: %s", why);
 }
 
 static void ud_close(struct ud *u)
@@ -206,6 +228,11 @@ static void create_ah_fails(struct ibv_ah_attr *attr, int expected)
 void ibv_create_ah__no_grh(void **state)
 {
 	struct ibv_ah_attr attr = { .port_num = 1, .dlid = 1 };
+	struct ud u;
+
+	ud_open(&u);
+	roce_only(&u, "an AH without a GRH is a LID path there (IB_UD_LID)");
+	ud_close(&u);
 
 	create_ah_fails(&attr, EINVAL);
 }
@@ -262,6 +289,8 @@ static void create_ah_from_entry(const uint8_t *prefix, size_t len, const union 
 	int index;
 
 	ud_open(&u);
+	if (prefix)
+		roce_only(&u, "its one GID is of type IB, not RoCE v2");
 	index = gid_index_where(u.ctx, prefix, len);
 	if (index < 0) {
 		ud_close(&u);
@@ -316,6 +345,7 @@ void ibv_post_recv__ud_grh(void **state)
 	struct ud u;
 
 	ud_open(&u);
+	roce_only(&u, "a message within the subnet has no GRH (IB_UD_LID)");
 	assert_int_equal(inet_pton(AF_INET, fx_addr(AF_INET), &local), 1);
 	post_recv(&u, u.receiver, 1);
 	send_ok(&u, &(struct send){ .qpn = u.receiver->qp_num, .qkey = QKEY, .len = 16, .pattern = 0xa0 });
@@ -348,6 +378,7 @@ void ibv_poll_cq__ud_roce_packet_type(void **state)
 
 	RC_REQUIRE_CAPABILITY("mlx5dv");
 	ud_open(&u);
+	roce_only(&u, "no RoCE packet type to report");
 	if (!mlx5dv_is_supported(u.ctx->device)) {
 		ud_close(&u);
 		RC_SKIP("capability: mlx5dv (the device under test is %s)", ibv_get_device_name(u.ctx->device));
@@ -369,7 +400,8 @@ void ibv_poll_cq__ud_with_imm(void **state)
 	send_ok(&u, &(struct send){ .qpn = u.receiver->qp_num, .qkey = QKEY, .len = 16, .pattern = 0xa0,
 				    .with_imm = true, .imm = 0x12345678 });
 	expect_received(&u, &wc, 16, 0xa0);
-	assert_int_equal(wc.wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM), IBV_WC_GRH | IBV_WC_WITH_IMM);
+	assert_int_equal(wc.wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM),
+			 (u.lid ? 0 : IBV_WC_GRH) | IBV_WC_WITH_IMM);
 	assert_int_equal(ntohl(wc.imm_data), 0x12345678);
 	ud_close(&u);
 }
@@ -449,8 +481,15 @@ void ibv_init_ah_from_wc__reply(void **state)
 	receive_one(&u, &wc);
 	memset(&attr, 0xab, sizeof attr);
 	FX_OK(ibv_init_ah_from_wc(u.ctx, 1, &wc, (struct ibv_grh *)u.buf, &attr));
-	assert_int_equal(attr.is_global, 1);
 	assert_int_equal(attr.port_num, 1);
+	if (u.lid) {
+		/* No GRH within the subnet: the sender's LID alone. */
+		assert_int_equal(attr.is_global, 0);
+		assert_int_equal(attr.dlid, u.lid);
+		ud_close(&u);
+		return;
+	}
+	assert_int_equal(attr.is_global, 1);
 	assert_memory_equal(&attr.grh.dgid, &u.gid, sizeof u.gid);
 	assert_int_equal(attr.grh.sgid_index, u.gid_index);
 	assert_int_equal(attr.grh.hop_limit, 64);
@@ -528,6 +567,7 @@ void ibv_init_ah_from_wc__zero_grh(void **state)
 	struct ud u;
 
 	ud_open(&u);
+	roce_only(&u, "a completion without a GRH takes no GID from it (IB_UD_LID)");
 	receive_one(&u, &wc);
 	memset(&grh, 0, sizeof grh);
 	errno = 0;
@@ -544,6 +584,7 @@ void ibv_init_ah_from_wc__past_last_port(void **state)
 	struct ud u;
 
 	ud_open(&u);
+	roce_only(&u, "a completion without a GRH needs no port's GID table (IB_UD_LID)");
 	receive_one(&u, &wc);
 	FX_VERBS_OK(ibv_query_device(u.ctx, &dev));
 	errno = 0;
@@ -599,7 +640,7 @@ struct pp_dest {
 
 struct pp_side {
 	bool server;
-	int gid_index;
+	struct ibv_ah_attr path; /* to port 1 (fx_ah_to_self): both sides are on it */
 	struct pp_dest *mine, *theirs;
 	pthread_barrier_t *exchanged;
 	char error[200]; /* empty when the side finished */
@@ -710,8 +751,7 @@ static bool pp_setup(struct pp_side *s, struct pp_res *r)
 	if ((ret = ibv_modify_qp(r->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN)))
 		return pp_fail(s, "ibv_modify_qp(RTS)", ret);
 	s->mine->qpn = r->qp->qp_num;
-	if (ibv_query_gid(r->ctx, 1, s->gid_index, &s->mine->gid))
-		return pp_fail(s, "ibv_query_gid", errno);
+	s->mine->gid = s->path.grh.dgid;
 	/* A receive is up before the other side learns where to send. */
 	return pp_post_recv(s, r);
 }
@@ -751,7 +791,8 @@ static bool pp_loop(struct pp_side *s, struct pp_res *r)
 		}
 		memcpy(&got, r->buf + PP_RECV + GRH_BYTES, sizeof got);
 		if (wc.src_qp != s->theirs->qpn || got != received ||
-		    wc.byte_len != GRH_BYTES + PINGPONG_SIZE || !(wc.wc_flags & IBV_WC_GRH)) {
+		    wc.byte_len != GRH_BYTES + PINGPONG_SIZE ||
+		    !(wc.wc_flags & IBV_WC_GRH) != !s->path.is_global) {
 			snprintf(s->error, sizeof s->error,
 				 "%s: receive %u: from QP %u, sequence %u, %u bytes, wc_flags 0x%x",
 				 s->server ? "server" : "client", received, wc.src_qp, got, wc.byte_len,
@@ -779,11 +820,12 @@ static void *pp_run(void *arg)
 
 	pthread_barrier_wait(s->exchanged);
 	if (ok) {
-		/* The example's AH: hop_limit 1, the -g GID index as source. */
-		struct ibv_ah_attr attr = {
-			.is_global = 1, .port_num = 1,
-			.grh = { .dgid = s->theirs->gid, .sgid_index = (uint8_t)s->gid_index, .hop_limit = 1 },
-		};
+		/* The example's AH: hop_limit 1, the -g GID index as source
+		 * (on InfiniBand, as without -g: the LID). */
+		struct ibv_ah_attr attr = s->path;
+
+		if (attr.is_global)
+			attr.grh.dgid = s->theirs->gid;
 
 		if (!(r.ah = ibv_create_ah(r.pd, &attr)))
 			ok = pp_fail(s, "ibv_create_ah", errno);
@@ -803,7 +845,8 @@ void ibv_post_send__ud_pingpong_two_threads(void **state)
 	pthread_barrier_t exchanged;
 	pthread_t threads[2];
 
-	server.gid_index = client.gid_index = fx_gid_index(ctx, fx_addr(AF_INET), NULL);
+	fx_ah_to_self(ctx, 1, &server.path);
+	client.path = server.path;
 	FX_VERBS_OK(ibv_close_device(ctx));
 	pthread_barrier_init(&exchanged, NULL, 2);
 	server.exchanged = client.exchanged = &exchanged;

@@ -174,8 +174,9 @@ static void xrc_connect(struct xrc *x)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	const int init_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-	union ibv_gid gid;
-	int gid_index = fx_gid_index(x->ctx, fx_addr(AF_INET), &gid);
+	struct ibv_ah_attr self;
+
+	fx_ah_to_self(x->ctx, 1, &self);
 
 	modify(x->recv_qp, &attr, init_mask, "XRC_RECV to INIT");
 	modify(x->send_qp, &attr, init_mask, "XRC_SEND to INIT");
@@ -185,10 +186,7 @@ static void xrc_connect(struct xrc *x)
 	attr.rq_psn = 0x111;
 	attr.max_dest_rd_atomic = 1;
 	attr.min_rnr_timer = 12;
-	attr.ah_attr = (struct ibv_ah_attr){
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = (uint8_t)gid_index, .hop_limit = 1 },
-	};
+	attr.ah_attr = self;
 	attr.dest_qp_num = x->send_qp->qp_num;
 	modify(x->recv_qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, "XRC_RECV to RTR");

@@ -1325,8 +1325,10 @@ int fab_write_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
 	return 0;
 }
 
-/* The SA lives on InfiniBand subnets; every mock device is RoCE. An id
- * with no device has nothing to ask at all. */
+/* The SA lives on InfiniBand subnets: a RoCE port has none to ask. The
+ * fabric's SA on an InfiniBand port keeps no service records, and the
+ * mock refuses the query there too (not modelled), where a real SA would
+ * look the service up. An id with no device has nothing to ask at all. */
 int fab_resolve_ib_service(struct fab_id *id)
 {
 	int err;

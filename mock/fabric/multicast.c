@@ -2,7 +2,9 @@
 /* Multicast: the groups QPs are attached to (ibv_attach_mcast), which the
  * wire delivers to, and the CM's joins of a UD id (rdma_join_multicast),
  * as the kernel runs them for RoCE (cma_iboe_join_multicast): no SA to
- * ask, the group's GID made from its IP address, MULTICAST_JOIN at once. */
+ * ask, the group's GID made from its IP address, MULTICAST_JOIN at once;
+ * and on InfiniBand (cma_join_ib_multicast), where the fabric is the SA
+ * that answers the MCMember join: an IPoIB-style MGID and an MLID. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,40 +126,102 @@ struct fab_join {
 	struct fab_join *next;
 	uint64_t uid;
 	union ibv_gid mgid;
+	uint16_t mlid; /* InfiniBand: the group's, from the SA */
 };
 
+#define IB_MLID_FIRST 0xc000 /* the multicast LIDs' range, where OpenSM starts */
+
+/* The MGID the kernel asks the SA for (cma_set_mgid): the IPoIB mapping of
+ * the group's address (ip_ib_mc_map, ipv6_ib_mc_map) under the IPoIB
+ * broadcast address's link-local scope (2) and P_Key 0xffff, its
+ * signature byte 0x01 for RDMA_PS_UDP (the RDMA CM's). */
+static void ib_mgid(const struct sockaddr *addr, enum rdma_port_space ps, union ibv_gid *mgid)
+{
+	memset(mgid, 0, sizeof *mgid);
+	mgid->raw[0] = 0xff;
+	mgid->raw[1] = 0x12;
+	mgid->raw[3] = 0x1b;
+	mgid->raw[4] = mgid->raw[5] = 0xff;
+	if (addr->sa_family == AF_INET) {
+		const uint8_t *ip = (const uint8_t *)&((const struct sockaddr_in *)addr)->sin_addr;
+
+		mgid->raw[2] = 0x40;
+		mgid->raw[12] = ip[0] & 0x0f;
+		memcpy(&mgid->raw[13], ip + 1, 3);
+	} else {
+		mgid->raw[2] = 0x60;
+		memcpy(&mgid->raw[6], ((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr + 6, 10);
+	}
+	if (ps == RDMA_PS_UDP)
+		mgid->raw[3] = 0x01;
+}
+
+/* The group's MLID: the one the SA gave its first join still standing,
+ * else the next one free. */
+static uint16_t ib_mlid_locked(const union ibv_gid *mgid)
+{
+	uint16_t next = IB_MLID_FIRST;
+
+	for (struct fab_id *id = fab.live; id; id = id->next_live)
+		for (struct fab_join *j = id->joins; j; j = j->next) {
+			if (!j->mlid)
+				continue;
+			if (!memcmp(&j->mgid, mgid, sizeof *mgid))
+				return j->mlid;
+			if (j->mlid >= next)
+				next = (uint16_t)(j->mlid + 1);
+		}
+	return next;
+}
+
 /* rdma_join_multicast: a UD id with a device, bound or with its address
- * resolved; an IPv4 group is joined as the RoCE v2 GID ::ffff:a.b.c.d (the
- * kernel's cma_iboe_set_mgid). The answer is MULTICAST_JOIN with how to
- * send to the group: its GID from the id's source GID, QP 0xffffff, and
- * the well-known Q_Key. */
+ * resolved; on RoCE an IPv4 group is joined as the RoCE v2 GID
+ * ::ffff:a.b.c.d (the kernel's cma_iboe_set_mgid), on InfiniBand an IPv4
+ * or IPv6 group as its MGID, with an MLID. The answer is MULTICAST_JOIN
+ * with how to send to the group: its GID from the id's source GID, QP
+ * 0xffffff, and the well-known Q_Key. */
 int fab_join_multicast(struct fab_id *id, const struct sockaddr *addr, uint16_t join_flags,
 		       uint64_t mc_uid)
 {
 	struct fab_queued *q;
 	struct fab_join *j;
 	int err = 0;
+	bool ib;
 
 	fab_lock();
+	ib = id->dev && (id->dev->caps & FAB_CAP_IB);
 	/* The kernel takes any address here: a unicast one is joined too,
 	 * and only the QP's attach (ibv_attach_mcast) refuses it later. */
 	if (!id->dev || (id->state != ST_ADDR_BOUND && id->state != ST_ADDR_RESOLVED) ||
 	    id->qp_type != IBV_QPT_UD || !fab_addr_len(addr) || fab_addr_is_any(addr)) {
 		err = -EINVAL;
-	} else if (addr->sa_family == AF_INET6) {
+	} else if (addr->sa_family == AF_INET6 && !ib) {
 		/* cma_iboe_join_multicast: RoCE v2 has no IPv6 groups yet. */
 		err = -ENOTSUPP_KERNEL;
 	} else if (!(j = fab_alloc_owned(id->owner, sizeof *j))) {
 		err = -ENOMEM;
 	} else {
 		j->uid = mc_uid;
-		fab_addr_to_gid(addr, &j->mgid);
+		if (ib) {
+			ib_mgid(addr, id->ps, &j->mgid);
+			j->mlid = ib_mlid_locked(&j->mgid);
+		} else {
+			fab_addr_to_gid(addr, &j->mgid);
+		}
 		j->next = id->joins;
 		id->joins = j;
 		q = fab_queue_event(id, RDMA_CM_EVENT_MULTICAST_JOIN, 0, NULL, NULL);
 		if (q) {
 			q->ev.mc_uid = mc_uid;
 			fab_fill_ah(id, &j->mgid, &q->ev.ud.ah_attr);
+			if (ib) {
+				/* ib_init_ah_from_mcmember: the group's MLID
+				 * and MGID, from port GID 0, with the record's
+				 * hop limit (0: the group is the subnet's). */
+				q->ev.ud.ah_attr.dlid = j->mlid;
+				q->ev.ud.ah_attr.grh.hop_limit = 0;
+				q->ev.ud.ah_attr.grh.flow_label = 0;
+			}
 			q->ev.ud.qp_num = 0xffffff;
 			q->ev.ud.qkey = id->qkey;
 		}
