@@ -161,7 +161,7 @@ int fab_port_attr(unsigned serial, struct ibv_port_attr *attr)
 	*attr = (struct ibv_port_attr){
 		.state = info.port_down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE,
 		.max_mtu = IBV_MTU_4096,
-		.active_mtu = IBV_MTU_1024,
+		.active_mtu = fab_active_mtu(info.ib),
 		.gid_tbl_len = p->gid_tbl_len,
 		.port_cap_flags = p->port_cap_flags,
 		.max_msg_sz = p->max_msg_sz,
@@ -184,7 +184,6 @@ int fab_port_attr(unsigned serial, struct ibv_port_attr *attr)
 		attr->flags = 0;
 		attr->lid = info.lid;
 		attr->sm_lid = FAB_SM_LID;
-		attr->active_mtu = IBV_MTU_4096;
 		attr->gid_tbl_len = FAB_IB_GID_TBL_LEN;
 		attr->port_cap_flags = 0x2651e848;
 	}

@@ -117,6 +117,14 @@ static bool id_on_ib(const struct fab_id *id)
 	return id->dev && (id->dev->caps & FAB_CAP_IB);
 }
 
+/* InfiniBand: the device at the far end of the id's path (by its
+ * destination address), whose port's LID the SA's path names; NULL when
+ * no device holds that address. */
+static struct fab_device *ib_peer_locked(const struct fab_id *id)
+{
+	return topology_device_with_addr((const struct sockaddr *)&id->dst);
+}
+
 int fab_query_route(struct fab_id *id, struct fab_route *out)
 {
 	fab_lock();
@@ -137,7 +145,7 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 	/* InfiniBand: the ports' GIDs, as IPoIB's hardware addresses carry
 	 * them, and the SA's path record between their LIDs. */
 	if (id_on_ib(id)) {
-		struct fab_device *peer = topology_device_with_addr((struct sockaddr *)&id->dst);
+		struct fab_device *peer = ib_peer_locked(id);
 
 		topology_port_gid(id->dev, &out->sgid);
 		out->slid = topology_lid_locked(id->dev->serial);
@@ -149,7 +157,7 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 	out->hop_limit = id_on_ib(id) ? 0 : ROCE_HOP_LIMIT;
 	if (id->route_resolved) {
 		out->num_paths = 1;
-		out->path_mtu = id_on_ib(id) ? IBV_MTU_4096 : IBV_MTU_1024;
+		out->path_mtu = fab_active_mtu(id_on_ib(id));
 		out->packet_life_time = id_on_ib(id) ? IB_PACKET_LIFETIME : 16; /* CMA_IBOE_PACKET_LIFETIME */
 	}
 	fab_unlock();
@@ -1199,7 +1207,7 @@ void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_
 	 * GRH (ib_init_ah_attr_from_path); the peer's port by its LID. A
 	 * multicast group keeps its GRH. */
 	if (id_on_ib(id) && !(dgid && fab_gid_is_multicast(dgid))) {
-		struct fab_device *peer = topology_device_with_addr((const struct sockaddr *)&id->dst);
+		struct fab_device *peer = ib_peer_locked(id);
 
 		memset(&ah->grh, 0, sizeof ah->grh);
 		ah->is_global = 0;
@@ -1255,7 +1263,7 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 			return -EINVAL;
 		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		fab_fill_ah(id, NULL, &attr->ah_attr);
-		attr->path_mtu = id_on_ib(id) ? IBV_MTU_4096 : IBV_MTU_1024;
+		attr->path_mtu = fab_active_mtu(id_on_ib(id));
 		attr->dest_qp_num = id->got.qp_num;
 		attr->rq_psn = id->got.starting_psn;
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_RECV) {

@@ -459,6 +459,14 @@ bool fab_clock_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex,
 /* poll(2) with its timeout on the clock. */
 int fab_clock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
 
+/* A port's active MTU: 1024 on RoCE (the mock's net devices' 1500
+ * bytes), 4096 on InfiniBand; also the path MTU within the subnet and the
+ * largest UD message. */
+static inline enum ibv_mtu fab_active_mtu(bool ib)
+{
+	return ib ? IBV_MTU_4096 : IBV_MTU_1024;
+}
+
 /* A spinning wait's pause, kind to the other hyperthread. */
 static inline void fab_cpu_relax(void)
 {

@@ -26,9 +26,8 @@
 
 #define LIB "ibverbs"
 
-/* The ports' active MTU in bytes: IBV_MTU_1024 on RoCE, IBV_MTU_4096 on
- * InfiniBand. */
-#define UD_MTU(mqp) ((mqp)->ib ? 4096 : 1024)
+/* The largest UD message: the port's active MTU, in bytes. */
+#define UD_MTU(mqp) (128u << fab_active_mtu((mqp)->ib))
 
 /* ---------------------------------------------------------------- receives */
 
