@@ -15,6 +15,9 @@ mkdir -p "$out"
 export RDMAMOCK_FABRIC=2proc-$$
 export RDMAMOCK_TOPOLOGY='mlx5_0=mlx5:127.0.0.1/8,fd00::1/64,192.0.2.1/24;rxe0=generic:127.0.0.2/8,fd00::2/64'
 peer_port=7571
+# Made before the peer starts, so that the wait below never reads a file
+# its shell has not yet opened.
+: >"$out/serve.log"
 
 RDMACHECK_ADDR=127.0.0.2 RDMACHECK_ADDR6=fd00::2 RDMACHECK_PORT=$peer_port \
 	"$mock" --serve >"$out/serve.log" 2>&1 &
