@@ -117,6 +117,11 @@ MOCK_EXPORT int rdmamock_listening(int ps, uint16_t port)
 	return n > 0;
 }
 
+MOCK_EXPORT int rdmamock_sa_service_add(const char *device, uint64_t service_id, const char *name)
+{
+	return fab_sa_service_add(device, service_id, name);
+}
+
 MOCK_EXPORT int rdmamock_port_set(const char *name, int up)
 {
 	int serial;

@@ -4,24 +4,30 @@
  * between two ids. Behaviour follows drivers/infiniband/core/{cma,ucma,cm}.c
  * (function names cited where a rule comes from). */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/ib.h>
+
 #include "internal.h"
 #include "control/mock.h"
 
-/* IB CM private data sizes (IBTA) and what the CM header leaves of a REQ. */
+/* IB CM private data sizes (IBTA); a REQ's first 36 bytes are the CMA
+ * header (struct cma_hdr) unless the sender's address is AF_IB
+ * (cma_user_data_offset). */
 enum {
-	REQ_PRIVATE = 92 - 36, /* cma_user_data_offset: 36-byte cma_hdr */
+	REQ_MSG = 92,
+	CMA_HDR = 36,
 	REP_PRIVATE = 196,
 	REJ_PRIVATE = 148,
 };
 
-/* SIDR, the UD "connection" (IBTA 12.11): the REQ's private data less the
- * CM header, the REP's, and the REP's statuses. */
+/* SIDR, the UD "connection" (IBTA 12.11): the REQ's private data (the CMA
+ * header first, as in a REQ), the REP's, and the REP's statuses. */
 enum {
-	SIDR_REQ_PRIVATE = 216 - 36,
+	SIDR_REQ_MSG = 216,
 	SIDR_REP_PRIVATE = 136,
 	SIDR_UNSUPPORTED = 1, /* no listener: "service ID not supported" */
 	SIDR_REJECT = 2,
@@ -73,6 +79,7 @@ static struct fab_id *new_id(struct fab_chan *chan, uint64_t uid, enum rdma_port
 	id->owner = owner;
 	id->uid = uid;
 	id->ps = ps;
+	id->space = ps;
 	id->qp_type = qp_type;
 	id->psn = (unsigned)rand_r(&fab.rand_state) & 0xffffff;
 	/* cma_set_qkey: a UD id of a RoCE port uses the well-known one. */
@@ -122,7 +129,12 @@ static bool id_on_ib(const struct fab_id *id)
  * no device holds that address. */
 static struct fab_device *ib_peer_locked(const struct fab_id *id)
 {
-	return topology_device_with_addr((const struct sockaddr *)&id->dst);
+	const struct sockaddr *dst = (const struct sockaddr *)&id->dst;
+
+	/* cma_resolve_loopback: an AF_IB wildcard's GID is the source's. */
+	if (dst->sa_family == AF_IB && topology_addr_is_wildcard(dst))
+		return id->dev;
+	return topology_device_with_addr(dst);
 }
 
 int fab_query_route(struct fab_id *id, struct fab_route *out)
@@ -166,6 +178,35 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 
 /* ---------------------------------------------------------------- bind */
 
+/* cma_select_ib_ps: an AF_IB address's port space is the one its service
+ * id's prefix names under the mask, if the id's own allows it (a PS_IB id
+ * any of them); the service id then carries that prefix, and the mask
+ * covers it. 0 when none fits. */
+static enum rdma_port_space select_ib_space(struct fab_id *id)
+{
+	static const struct {
+		enum rdma_port_space ps;
+		uint64_t prefix;
+	} spaces[] = {
+		{ RDMA_PS_IB, RDMA_IB_PS_IB },
+		{ RDMA_PS_TCP, RDMA_IB_IP_PS_TCP },
+		{ RDMA_PS_UDP, RDMA_IB_IP_PS_UDP },
+	};
+	struct sockaddr_ib *sib = (struct sockaddr_ib *)&id->src;
+	uint64_t mask = be64toh(sib->sib_sid_mask) & RDMA_IB_IP_PS_MASK;
+	uint64_t sid = be64toh(sib->sib_sid) & mask;
+
+	for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++) {
+		if ((id->ps != RDMA_PS_IB && id->ps != spaces[i].ps) ||
+		    sid != (spaces[i].prefix & mask))
+			continue;
+		sib->sib_sid = htobe64(spaces[i].prefix | fab_addr_port((struct sockaddr *)sib));
+		sib->sib_sid_mask = htobe64(RDMA_IB_IP_PS_MASK | be64toh(sib->sib_sid_mask));
+		return spaces[i].ps;
+	}
+	return 0;
+}
+
 static int bind_locked(struct fab_id *id, const struct sockaddr *addr)
 {
 	struct fab_device *dev = NULL;
@@ -177,13 +218,18 @@ static int bind_locked(struct fab_id *id, const struct sockaddr *addr)
 	if (id->state != ST_IDLE)
 		return -EINVAL;
 	if (!topology_addr_is_wildcard(addr)) {
-		/* rdma_translate_ip: no device holds the address. */
+		/* rdma_translate_ip: no device holds the address; an AF_IB
+		 * one is taken by an InfiniBand port of that GID alone
+		 * (cma_acquire_dev_by_src_ip). */
 		dev = topology_device_with_addr(addr);
 		if (!dev)
-			return -EADDRNOTAVAIL;
+			return addr->sa_family == AF_IB ? -ENODEV : -EADDRNOTAVAIL;
 	}
 	memset(&id->src, 0, sizeof id->src);
 	memcpy(&id->src, addr, len);
+	id->space = addr->sa_family == AF_IB ? select_ib_space(id) : id->ps;
+	if (!id->space)
+		return -EPROTONOSUPPORT;
 	/* The destination becomes a zero address of the same family. */
 	memset(&id->dst, 0, sizeof id->dst);
 	id->dst.ss_family = addr->sa_family;
@@ -274,12 +320,20 @@ static void addr_query_timed_out(struct fab_id *id, int unused)
 	fab_queue_event(id, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT, NULL, NULL);
 }
 
-/* cma_set_loopback: the source becomes 127.0.0.1 or ::1, port kept. */
+/* cma_set_loopback: the source becomes 127.0.0.1 or ::1, port kept; an
+ * AF_IB source keeps its service id and P_Key and takes the GID ::1. */
 static void set_loopback_src(struct fab_id *id)
 {
 	uint16_t port = fab_addr_port((struct sockaddr *)&id->src);
 	sa_family_t family = id->src.ss_family;
 
+	if (family == AF_IB) {
+		struct sockaddr_ib *sib = (struct sockaddr_ib *)&id->src;
+
+		memset(&sib->sib_addr, 0, sizeof sib->sib_addr);
+		sib->sib_addr.sib_raw[15] = 1;
+		return;
+	}
 	memset(&id->src, 0, sizeof id->src);
 	id->src.ss_family = family;
 	if (family == AF_INET)
@@ -295,6 +349,35 @@ static bool is_multicast(const struct sockaddr *addr)
 
 	fab_addr_to_gid(addr, &gid);
 	return fab_gid_is_multicast(&gid);
+}
+
+/* cma_resolve_ib_addr: no address resolution on the wire; an unbound id
+ * takes the port topology_af_ib_port finds, whose P_Key table (0xffff
+ * alone) must hold the address's P_Key, and that GID as its source (none:
+ * ENODEV in the call). ADDR_RESOLVED follows. */
+static int resolve_ib_locked(struct fab_id *id, const struct sockaddr *dst)
+{
+	const struct sockaddr_ib *sib = (const struct sockaddr_ib *)dst;
+	struct fab_device *dev = id->dev;
+
+	if (!dev) {
+		union ibv_gid dgid, sgid;
+
+		fab_addr_to_gid(dst, &dgid);
+		if ((ntohs(sib->sib_pkey) & 0x7fff) == 0x7fff)
+			dev = topology_af_ib_port(&dgid, &sgid);
+		if (!dev) {
+			id->state = ST_ADDR_BOUND;
+			return -ENODEV;
+		}
+		memcpy(&((struct sockaddr_ib *)&id->src)->sib_addr, &sgid, sizeof sgid);
+		attach_device(id, dev);
+	}
+	if (addr_fault(id, dev))
+		return 0;
+	id->state = ST_ADDR_RESOLVED;
+	fab_queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL);
+	return 0;
 }
 
 /* Where the destination is. A device's address resolves at once: every
@@ -313,6 +396,8 @@ static int resolve_locked(struct fab_id *id, const struct sockaddr *dst, int tim
 	bool src_any = fab_addr_is_any((struct sockaddr *)&id->src);
 
 	id->state = ST_ADDR_QUERY;
+	if (dst->sa_family == AF_IB && !topology_addr_is_wildcard(dst))
+		return resolve_ib_locked(id, dst);
 	if (!target && topology_addr_is_wildcard(dst)) {
 		target = id->dev ? id->dev : topology_first_device();
 		if (!target) {
@@ -368,6 +453,9 @@ int fab_resolve_addr(struct fab_id *id, const struct sockaddr *src,
 	struct sockaddr_storage any = { .ss_family = dst->sa_family };
 	int err = 0;
 
+	/* cma_bind_addr: an AF_IB source takes the destination's P_Key. */
+	if (dst->sa_family == AF_IB)
+		((struct sockaddr_ib *)&any)->sib_pkey = ((const struct sockaddr_ib *)dst)->sib_pkey;
 	fab_lock();
 	/* resolve_prepare_src: an unbound id is bound first and its port is
 	 * chosen now; user space sees it when it handles ADDR_RESOLVED. A bound
@@ -376,7 +464,8 @@ int fab_resolve_addr(struct fab_id *id, const struct sockaddr *src,
 		err = bind_locked(id, src && src->sa_family ? src : (struct sockaddr *)&any);
 	if (!err && id->src.ss_family != dst->sa_family)
 		err = -EINVAL;
-	if (!err && id->state != ST_ADDR_BOUND)
+	/* A service the SA found may be left for another address. */
+	if (!err && id->state != ST_ADDR_BOUND && id->state != ST_ADDRINFO_RESOLVED)
 		err = -EINVAL;
 	if (!err) {
 		memset(&id->dst, 0, sizeof id->dst);
@@ -398,11 +487,20 @@ int fab_resolve_route(struct fab_id *id, int timeout_ms)
 	int err = 0;
 
 	fab_lock();
-	if (!timeout_ms || !id->dev || id->state != ST_ADDR_RESOLVED) {
+	if (!timeout_ms || !id->dev ||
+	    (id->state != ST_ADDR_RESOLVED && id->state != ST_ADDRINFO_RESOLVED)) {
 		err = -EINVAL;
+	} else if (!id_on_ib(id) && id->src.ss_family == AF_IB) {
+		/* cma_resolve_iboe_route: an AF_IB id on a RoCE port has no
+		 * net device bound for its path (the loopback GID's). */
+		err = -ENODEV;
 	} else if (id_fault("rdmamock/rdmacm/event/route_error", id, id->dev, &act)) {
 		fab_queue_event(id, RDMA_CM_EVENT_ROUTE_ERROR, act.has_value ? act.value : -ETIMEDOUT,
 				NULL, NULL);
+	} else if (id_on_ib(id) && !ib_peer_locked(id)) {
+		/* The SA has no path to a GID no port holds: the query's
+		 * answer carries an error status (ib_sa gives -EINVAL). */
+		fab_queue_event(id, RDMA_CM_EVENT_ROUTE_ERROR, -EINVAL, NULL, NULL);
 	} else {
 		id->route_resolved = true;
 		id->state = ST_ROUTE_RESOLVED;
@@ -451,6 +549,52 @@ static struct fab_conn_param received(const struct fab_conn_param *sent, uint8_t
 	return p;
 }
 
+/* What of a REQ (or SIDR REQ) is the user's: all of it for an AF_IB id,
+ * else what the CMA header leaves. */
+static uint8_t req_room(const struct fab_id *id)
+{
+	uint8_t msg = id->qp_type == IBV_QPT_UD ? SIDR_REQ_MSG : REQ_MSG;
+
+	return id->src.ss_family == AF_IB ? msg : msg - CMA_HDR;
+}
+
+/* cma_format_hdr: version 0, the IP version in the high nibble, the
+ * sender's port, its address and the destination's (IPv4 in the last
+ * four bytes of each 16). */
+static void format_cma_hdr(const struct fab_id *active, uint8_t *hdr)
+{
+	const struct sockaddr *src = (const void *)&active->src, *dst = (const void *)&active->dst;
+	uint16_t port = htons(fab_addr_port(src));
+
+	memset(hdr, 0, CMA_HDR);
+	hdr[1] = (uint8_t)((src->sa_family == AF_INET ? 4 : 6) << 4);
+	memcpy(hdr + 2, &port, 2);
+	if (src->sa_family == AF_INET) {
+		memcpy(hdr + 4 + 12, &((const struct sockaddr_in *)src)->sin_addr, 4);
+		memcpy(hdr + 20 + 12, &((const struct sockaddr_in *)dst)->sin_addr, 4);
+	} else {
+		memcpy(hdr + 4, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
+		memcpy(hdr + 20, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
+	}
+}
+
+/* The CONNECT_REQUEST's private data: the message less the listener's
+ * offset. An AF_IB listener reads all of it, so a request from an IP
+ * address shows its CMA header first. */
+static struct fab_conn_param request_seen(const struct fab_id *listener, const struct fab_id *active)
+{
+	uint8_t msg = active->qp_type == IBV_QPT_UD ? SIDR_REQ_MSG : REQ_MSG;
+	uint8_t hdr = listener->src.ss_family == AF_IB ? 0 : CMA_HDR;
+	struct fab_conn_param p = received(&active->sent, msg - hdr);
+
+	if (!hdr && active->src.ss_family != AF_IB) {
+		memset(p.private_data, 0, sizeof p.private_data);
+		format_cma_hdr(active, p.private_data);
+		memcpy(p.private_data + CMA_HDR, active->sent.private_data, active->sent.private_data_len);
+	}
+	return p;
+}
+
 /* The peer of id receives a REJ with this reason. */
 static void send_rej(struct fab_id *id, int reason, const void *data, uint8_t len)
 {
@@ -492,10 +636,21 @@ static void reject_request(struct fab_id *active, int reason)
  * is rejected with "invalid service id". A listener here whose address or
  * family does not match fails in cma_ib_req_handler, and the CM rejects as
  * the consumer. */
-static bool listener_takes(const struct fab_id *l, const struct sockaddr *dst)
+static bool listener_takes(const struct fab_id *l, const struct sockaddr *dst,
+			   const struct fab_device *dev)
 {
 	const struct sockaddr *own = (const void *)&l->src;
 
+	/* cma_match_private_data takes anything for an AF_IB listener;
+	 * cma_match_net_dev gives a request from an AF_IB address (no net
+	 * device) to an AF_IB listener alone. On a RoCE port an AF_IB
+	 * listener's connection then finds no GID (cma_ib_acquire_dev reads
+	 * its AF_IB address as an IP one) and the request fails: measured on
+	 * rxe, a REJ as the consumer. */
+	if (own->sa_family == AF_IB)
+		return dst->sa_family == AF_IB || (dev->caps & FAB_CAP_IB);
+	if (dst->sa_family == AF_IB)
+		return false;
 	if (!topology_addr_is_wildcard(own))
 		return fab_addr_equal(own, dst);
 	if (own->sa_family == AF_INET)
@@ -503,10 +658,36 @@ static bool listener_takes(const struct fab_id *l, const struct sockaddr *dst)
 	return !l->afonly || dst->sa_family == AF_INET6;
 }
 
+/* The service id a REQ names: an AF_IB destination's own, else the id's
+ * port space and the destination's port (rdma_get_service_id); its port
+ * space is the prefix's (rdma_ps_from_service_id). */
+static uint64_t service_id(const struct fab_id *active)
+{
+	const struct sockaddr *dst = (const void *)&active->dst;
+
+	if (dst->sa_family == AF_IB)
+		return be64toh(((const struct sockaddr_ib *)dst)->sib_sid);
+	return ((uint64_t)active->ps << 16) + fab_addr_port(dst);
+}
+
+/* The passive side's kernel reads the first bytes of every REQ as a CMA
+ * header (cma_save_ip_info, from cma_get_net_dev): an AF_IB request is
+ * known as one only when they read version 0 and an IP version neither 4
+ * nor 6; anything else fails the request handler (-EINVAL, or an IP
+ * address no net device has), and the CM rejects as the consumer. */
+static bool reads_as_af_ib(const struct fab_id *active)
+{
+	const uint8_t *data = active->sent.private_data;
+
+	return data[0] == 0 && data[1] >> 4 != 4 && data[1] >> 4 != 6;
+}
+
 static struct fab_id *find_listener(const struct fab_id *active, struct fab_device *dev, int *reason)
 {
 	const struct sockaddr *dst = (const void *)&active->dst;
-	struct fab_bind *b = port_find(active->ps, fab_addr_port(dst));
+	uint64_t sid = service_id(active);
+	enum rdma_port_space space = (enum rdma_port_space)((sid >> 16) & 0xffff);
+	struct fab_bind *b = valid_ps(space) ? port_find(space, (uint16_t)sid) : NULL;
 	bool listening_here = false;
 
 	*reason = REJ_INVALID_SERVICE_ID;
@@ -515,7 +696,9 @@ static struct fab_id *find_listener(const struct fab_id *active, struct fab_devi
 		    fab_owner_gone(fab_owner_of(l)))
 			continue;
 		listening_here = true;
-		if (listener_takes(l, dst))
+		if (dst->sa_family == AF_IB && !reads_as_af_ib(active))
+			break;
+		if (listener_takes(l, dst, dev))
 			return l;
 	}
 	if (listening_here)
@@ -566,18 +749,61 @@ static void set_got(struct fab_id *id, const struct fab_conn_param *got, struct 
 	id->in_got_index = true;
 }
 
+/* A port's GID as the REQ's path names it: an InfiniBand port's own,
+ * else the RoCE GID of the address. */
+static void path_gid(const struct fab_device *dev, const struct sockaddr_storage *addr,
+		     union ibv_gid *gid)
+{
+	if (dev && (dev->caps & FAB_CAP_IB))
+		topology_port_gid(dev, gid);
+	else
+		fab_addr_to_gid((const struct sockaddr *)addr, gid);
+}
+
+/* cma_save_ib_info: an AF_IB listener's connection has AF_IB addresses.
+ * From a REQ's path: its own GID with the service id the REQ named, the
+ * peer's GID with none (so rdma_get_dst_port reads 0). A SIDR REQ has no
+ * path: the listener's own address, and an empty AF_IB peer. */
+static void ib_conn_addrs(struct fab_id *conn, const struct fab_id *listener,
+			  const struct fab_id *active, const struct fab_device *dev)
+{
+	struct sockaddr_ib *src = (struct sockaddr_ib *)&conn->src;
+	struct sockaddr_ib *dst = (struct sockaddr_ib *)&conn->dst;
+	union ibv_gid gid;
+
+	memset(&conn->src, 0, sizeof conn->src);
+	memset(&conn->dst, 0, sizeof conn->dst);
+	src->sib_family = dst->sib_family = AF_IB;
+	if (active->qp_type == IBV_QPT_UD) {
+		memcpy(src, &listener->src, sizeof *src);
+	} else {
+		src->sib_pkey = dst->sib_pkey = htons(0xffff);
+		path_gid(dev, &active->dst, &gid);
+		memcpy(&src->sib_addr, &gid, sizeof gid);
+		src->sib_sid = htobe64(service_id(active));
+		path_gid(active->dev, &active->src, &gid);
+		memcpy(&dst->sib_addr, &gid, sizeof gid);
+	}
+	src->sib_sid_mask = htobe64(~0ull);
+}
+
 /* The new connection's id, on the listener's channel, with no owner yet. */
 static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *active,
 				     struct fab_device *dev)
 {
-	/* Its QP type is the listener's: an XRC initiator reaches a target. */
-	struct fab_id *conn = new_id(listener->chan, 0, active->ps, listener->qp_type);
+	/* Its QP type is the listener's: an XRC initiator reaches a target;
+	 * its port space too (cma_ib_new_conn_id). */
+	struct fab_id *conn = new_id(listener->chan, 0, listener->ps, listener->qp_type);
 
 	if (!conn)
 		return NULL;
 	conn->state = ST_CONNECT;
-	conn->src = active->dst;
-	conn->dst = active->src;
+	if (listener->src.ss_family == AF_IB) {
+		ib_conn_addrs(conn, listener, active, dev);
+	} else {
+		conn->src = active->dst;
+		conn->dst = active->src;
+	}
 	conn->afonly = listener->afonly;
 	conn->route_resolved = true;
 	conn->has_cm = true;
@@ -665,7 +891,7 @@ static void send_req(struct fab_id *active, int delayed)
 	}
 	active->peer = conn;
 	listener->pending_requests++;
-	req = received(&active->sent, ud ? SIDR_REQ_PRIVATE : REQ_PRIVATE);
+	req = request_seen(listener, active);
 	fab_queue_event(listener, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &req, conn);
 }
 
@@ -700,8 +926,7 @@ int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
 	fab_lock();
 	if (!id->dev || id->state != ST_ROUTE_RESOLVED) {
 		err = -EINVAL;
-	} else if (param->private_data_len >
-		   (id->qp_type == IBV_QPT_UD ? SIDR_REQ_PRIVATE : REQ_PRIVATE)) {
+	} else if (param->private_data_len > req_room(id)) {
 		err = -EINVAL;
 	} else {
 		id->state = ST_CONNECT;
@@ -1333,18 +1558,115 @@ int fab_write_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
 	return 0;
 }
 
-/* The SA lives on InfiniBand subnets: a RoCE port has none to ask. The
- * fabric's SA on an InfiniBand port keeps no service records, and the
- * mock refuses the query there too (not modelled), where a real SA would
- * look the service up. An id with no device has nothing to ask at all. */
-int fab_resolve_ib_service(struct fab_id *id)
-{
-	int err;
+/* ---------------------------------------------------------------- the SA's service records */
 
+static bool service_live(const struct fab_service *sv)
+{
+	return sv->used && topology_device_name_locked(sv->serial);
+}
+
+/* rdmamock_sa_service_add: a record of the service id and name at the
+ * port GID of an InfiniBand device, P_Key 0xffff, as a service registers
+ * one (SubnAdmSet(ServiceRecord)). A record whose device went is
+ * forgotten; the same record again is -EEXIST. */
+int fab_sa_service_add(const char *name_of_dev, uint64_t service_id, const char *name)
+{
+	struct fab_service *free_slot = NULL;
+	struct fab_device *dev;
+	union ibv_gid gid;
+	int err = 0;
+
+	if (!name || strlen(name) >= FAB_SERVICE_NAME)
+		return -EINVAL;
 	fab_lock();
-	err = id->dev ? -EOPNOTSUPP : -EINVAL;
+	dev = name_of_dev ? topology_device_locked(name_of_dev) : NULL;
+	if (!dev) {
+		err = -ENODEV;
+	} else if (!(dev->caps & FAB_CAP_IB)) {
+		err = -EINVAL;
+	} else {
+		topology_port_gid(dev, &gid);
+		for (int i = 0; i < FAB_SA_SERVICES && !err; i++) {
+			struct fab_service *sv = &fab.services[i];
+
+			if (!service_live(sv)) {
+				if (!free_slot)
+					free_slot = sv;
+			} else if (sv->rec.id == service_id && !strcmp(sv->rec.name, name) &&
+				   !memcmp(&sv->rec.gid, &gid, sizeof gid)) {
+				err = -EEXIST;
+			}
+		}
+		if (!err && !free_slot)
+			err = -ENOSPC;
+	}
+	if (!err) {
+		memset(free_slot, 0, sizeof *free_slot);
+		free_slot->used = true;
+		free_slot->serial = dev->serial;
+		free_slot->rec.id = service_id;
+		strcpy(free_slot->rec.name, name);
+		free_slot->rec.gid = gid;
+		free_slot->rec.pkey = 0xffff;
+	}
 	fab_unlock();
 	return err;
+}
+
+/* rdma_resolve_ib_service: a bound id of an InfiniBand port asks its SA
+ * (RoCE has none: -EOPNOTSUPP; an id with no device or not merely bound:
+ * -EINVAL). The records of the service id or name, in the order they were
+ * registered: none is ADDRINFO_ERROR with -ENOENT and the id bound again;
+ * else ADDRINFO_RESOLVED, and the first record is the id's destination
+ * (cma_query_ib_service_handler: its GID, P_Key and service id). */
+int fab_resolve_ib_service(struct fab_id *id, unsigned flags, uint64_t service_id, const char *name)
+{
+	int err = 0;
+
+	fab_lock();
+	if (!id->dev || id->state != ST_ADDR_BOUND) {
+		err = -EINVAL;
+	} else if (!id_on_ib(id)) {
+		err = -EOPNOTSUPP;
+	} else {
+		id->nservices = 0;
+		for (int i = 0; i < FAB_SA_SERVICES && id->nservices < sizeof id->services; i++) {
+			const struct fab_service *sv = &fab.services[i];
+
+			if (!service_live(sv) || ((flags & FAB_SERVICE_ID) && sv->rec.id != service_id) ||
+			    ((flags & FAB_SERVICE_NAMED) && strncmp(sv->rec.name, name, FAB_SERVICE_NAME)))
+				continue;
+			id->services[id->nservices++] = (uint8_t)i;
+		}
+		if (!id->nservices) {
+			fab_queue_event(id, RDMA_CM_EVENT_ADDRINFO_ERROR, -ENOENT, NULL, NULL);
+		} else {
+			const struct fab_service_rec *rec = &fab.services[id->services[0]].rec;
+			struct sockaddr_ib *dst = (struct sockaddr_ib *)&id->dst;
+
+			memset(&id->dst, 0, sizeof id->dst);
+			dst->sib_family = AF_IB;
+			memcpy(&dst->sib_addr, &rec->gid, sizeof rec->gid);
+			dst->sib_pkey = htons(rec->pkey);
+			dst->sib_sid = htobe64(rec->id);
+			id->state = ST_ADDRINFO_RESOLVED;
+			fab_queue_event(id, RDMA_CM_EVENT_ADDRINFO_RESOLVED, 0, NULL, NULL);
+		}
+	}
+	fab_unlock();
+	return err;
+}
+
+int fab_query_ib_service(struct fab_id *id, struct fab_service_rec *recs, int max)
+{
+	int n;
+
+	fab_lock();
+	n = id->state == ST_ADDRINFO_RESOLVED ? id->nservices : 0;
+	for (int i = 0; i < n && i < max; i++)
+		recs[i] = fab.services[id->services[i]].rec;
+	fab_unlock();
+	return n;
 }
 
 /* ---------------------------------------------------------------- notify */

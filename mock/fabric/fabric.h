@@ -251,8 +251,28 @@ int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask);
 /* ucma's WRITE_CM_EVENT (kernel 6.18+): queue a USER or INTERNAL event
  * for the id, carrying status and arg. */
 int fab_write_event(struct fab_id *id, enum rdma_cm_event_type type, int status, uint64_t arg);
-/* ucma's RESOLVE_IB_SERVICE: an SA query, which RoCE devices cannot make. */
-int fab_resolve_ib_service(struct fab_id *id);
+/* A service record of the SA (IBTA 15.2.5.14), as the kernel's
+ * ib_user_service_rec carries it to user space. */
+#define FAB_SERVICE_NAME 64
+struct fab_service_rec {
+	uint64_t id;              /* host order */
+	char name[FAB_SERVICE_NAME];
+	union ibv_gid gid;
+	uint16_t pkey;            /* host order */
+};
+#define FAB_SERVICE_ID (1u << 0)   /* match the id (RDMA_USER_CM_IB_SERVICE_FLAG_ID) */
+#define FAB_SERVICE_NAMED (1u << 1) /* match the name (..._FLAG_NAME) */
+/* ucma's RESOLVE_IB_SERVICE (rdma_resolve_ib_service): the SA of the id's
+ * InfiniBand port is asked for the records of a service id or name; a
+ * RoCE port has no SA (-EOPNOTSUPP). ADDRINFO_RESOLVED or ADDRINFO_ERROR
+ * follows. */
+int fab_resolve_ib_service(struct fab_id *id, unsigned flags, uint64_t service_id, const char *name);
+/* UCMA_QUERY_IB_SERVICE: the records that resolution found, up to max of
+ * them into recs; returns how many it found (0: none). */
+int fab_query_ib_service(struct fab_id *id, struct fab_service_rec *recs, int max);
+/* rdmamock_sa_service_add: a service registers its record with the SA of
+ * the subnet of dev (an InfiniBand port). */
+int fab_sa_service_add(const char *dev, uint64_t service_id, const char *name);
 
 /* ---------------------------------------------------------------- QPs */
 

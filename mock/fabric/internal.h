@@ -41,6 +41,7 @@ enum fab_state {
 	ST_ADDR_BOUND,
 	ST_LISTEN,
 	ST_DEVICE_REMOVAL, /* its device went away (DEVICE_REMOVAL): only destroy is left */
+	ST_ADDRINFO_RESOLVED, /* the SA found a service: its first record is the destination */
 };
 
 /* The IB CM's connection states (RoCE uses the IB CM). */
@@ -70,6 +71,8 @@ struct fab_id {
 	int owner;    /* the member whose channel it is on (arena.h) */
 	uint64_t uid; /* 0 for a new connection until it is accepted */
 	enum rdma_port_space ps;
+	enum rdma_port_space space; /* its port's space once bound: ps, or an
+				     * AF_IB address's by its service id */
 	enum ibv_qp_type qp_type;
 	enum fab_state state;
 	struct sockaddr_storage src, dst;
@@ -102,6 +105,10 @@ struct fab_id {
 	bool in_got_index;
 	struct fab_id *requested_by; /* listener, while the request is queued */
 	unsigned events_reported;
+	/* The service records its RESOLVE_IB_SERVICE found (indexes into
+	 * fab.services), and how many. */
+	uint8_t services[8];
+	uint8_t nservices;
 };
 
 struct fab_queued {
@@ -165,6 +172,7 @@ struct fab_mcast {
 #define FAB_BIND_BUCKETS 4096
 #define FAB_PORT_SPACES 4 /* IPoIB, TCP, UDP, IB (ports.c) */
 #define FAB_QP_BUCKETS 4096
+#define FAB_SA_SERVICES 32
 
 /* Everything the fabric knows, in the arena (arena.c keeps it). */
 /* The fabric's clock (clock.c), in its shared state. */
@@ -190,6 +198,13 @@ struct fabric {
 	struct fab_id *got_index[FAB_BIND_BUCKETS]; /* ids by their peer's QP number (cm.c) */
 	uint32_t next_qpn, next_srqn;
 	struct fab_mcast *mcasts;
+	/* The SA's service records (cm.c), each of a device's port: a
+	 * record whose device is gone is no longer found. */
+	struct fab_service {
+		struct fab_service_rec rec;
+		unsigned serial;
+		bool used;
+	} services[FAB_SA_SERVICES];
 };
 
 /* This process's view of the fabric (arena.c sets it when it maps it). */
@@ -255,6 +270,7 @@ struct fab_device *topology_first_device(void);
  * for an address not its own): the one the CM uses. */
 int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr);
 bool topology_device_has_gid(unsigned serial, const union ibv_gid *gid);
+struct fab_device *topology_af_ib_port(const union ibv_gid *dgid, union ibv_gid *sgid);
 int topology_load_locked(const char *spec);
 int topology_format_locked(char *buf, size_t len);
 int topology_device_add_locked(const char *name, enum rdmamock_personality p);

@@ -137,6 +137,16 @@ struct fab_join {
  * signature byte 0x01 for RDMA_PS_UDP (the RDMA CM's). */
 static void ib_mgid(const struct sockaddr *addr, enum rdma_port_space ps, union ibv_gid *mgid)
 {
+	const uint8_t *raw6 = ((const struct sockaddr_in6 *)addr)->sin6_addr.s6_addr;
+
+	/* An AF_IB group is its MGID; so is an IPv6 one the SA assigned
+	 * (ff1x:a01b::, any scope). */
+	if (addr->sa_family == AF_IB ||
+	    (addr->sa_family == AF_INET6 && raw6[0] == 0xff && (raw6[1] & 0xf0) == 0x10 &&
+	     raw6[2] == 0xa0 && raw6[3] == 0x1b)) {
+		fab_addr_to_gid(addr, mgid);
+		return;
+	}
 	memset(mgid, 0, sizeof *mgid);
 	mgid->raw[0] = 0xff;
 	mgid->raw[1] = 0x12;
@@ -179,7 +189,9 @@ static uint16_t ib_mlid_locked(const union ibv_gid *mgid)
  * ::ffff:a.b.c.d (the kernel's cma_iboe_set_mgid), on InfiniBand an IPv4
  * or IPv6 group as its MGID, with an MLID. The answer is MULTICAST_JOIN
  * with how to send to the group: its GID from the id's source GID, QP
- * 0xffffff, and the well-known Q_Key. */
+ * 0xffffff, and the well-known Q_Key. An AF_IB group is its own MGID
+ * (InfiniBand; RoCE's mapping of one, an IPv4 reading of its bytes, is not
+ * modelled: the mock joins the GID). */
 int fab_join_multicast(struct fab_id *id, const struct sockaddr *addr, uint16_t join_flags,
 		       uint64_t mc_uid)
 {

@@ -55,7 +55,7 @@ static int bind_new(struct fab_id *id, uint16_t port)
 
 	if (!b)
 		return -ENOMEM;
-	b->ps = id->ps;
+	b->ps = id->space;
 	b->port = port;
 	b->pprev = &fab.binds[port % FAB_BIND_BUCKETS];
 	b->next = *b->pprev;
@@ -120,10 +120,10 @@ int port_alloc_any(struct fab_id *id)
 	for (; remaining; remaining--) {
 		/* 64 taken ports at once: a whole word of the bitmap. */
 		if (rover % 64 == 0 && remaining > 64 && rover + 63 <= high &&
-		    !~fab.ports_used[ps_index(id->ps)][rover / 64]) {
+		    !~fab.ports_used[ps_index(id->space)][rover / 64]) {
 			rover += 63;
 			remaining -= 63;
-		} else if (rover != fab.last_used_port && !port_used(id->ps, rover)) {
+		} else if (rover != fab.last_used_port && !port_used(id->space, rover)) {
 			fab.last_used_port = rover;
 			return bind_new(id, (uint16_t)rover);
 		}
@@ -181,7 +181,7 @@ int port_use(struct fab_id *id, uint16_t port)
 
 	if (port < 1024 && !may_bind_privileged())
 		return -EACCES;
-	b = port_find(id->ps, port);
+	b = port_find(id->space, port);
 	if (!b)
 		return bind_new(id, port);
 	err = port_check(b, id, id->reuseaddr);

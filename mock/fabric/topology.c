@@ -441,8 +441,24 @@ int topology_device_remove_locked(const char *name)
 	return -ENODEV;
 }
 
+/* The device holding an address; for an AF_IB address, the InfiniBand
+ * port whose GID it is (a RoCE port takes no IB address: the kernel's
+ * cma_validate_port). */
 struct fab_device *topology_device_with_addr(const struct sockaddr *addr)
 {
+	if (addr->sa_family == AF_IB) {
+		union ibv_gid want, gid;
+
+		fab_addr_to_gid(addr, &want);
+		for (struct fab_device *dev = fab.devices; dev; dev = dev->next) {
+			if (dev->removing || !(dev->caps & FAB_CAP_IB))
+				continue;
+			topology_port_gid(dev, &gid);
+			if (!memcmp(&gid, &want, sizeof gid))
+				return dev;
+		}
+		return NULL;
+	}
 	for (struct fab_device *dev = fab.devices; dev; dev = dev->next)
 		for (int i = 0; i < dev->naddrs && !dev->removing; i++)
 			if (fab_addr_equal((struct sockaddr *)&dev->addrs[i], addr))
@@ -665,6 +681,26 @@ bool topology_device_has_gid(unsigned serial, const union ibv_gid *gid)
 		if (!memcmp(&g, gid, sizeof g))
 			return true;
 	return false;
+}
+
+/* cma_resolve_ib_dev: the port an AF_IB destination is reached from, in
+ * device order and each device's GID table in order: the first entry that
+ * is the destination's GID, or that shares its subnet prefix on a port
+ * that is up (the kernel takes whichever comes first). RoCE ports take
+ * part too (rdma_cap_af_ib holds for RoCE). *sgid is that entry. */
+struct fab_device *topology_af_ib_port(const union ibv_gid *dgid, union ibv_gid *sgid)
+{
+	enum ibv_gid_type type;
+
+	for (struct fab_device *dev = fab.devices; dev; dev = dev->next) {
+		if (dev->removing)
+			continue;
+		for (int i = 0; gid_entry(dev, i, sgid, &type) == 0; i++)
+			if (!memcmp(sgid, dgid, sizeof *sgid) ||
+			    (!memcmp(sgid, dgid, 8) && !dev->port_down))
+				return dev;
+	}
+	return NULL;
 }
 
 /* The port of a device goes down or comes up. Returns the device's serial

@@ -116,6 +116,16 @@ long rdmamock_fabric_held(int pid);
  * -EBUSY for this process's own fabric, -EINVAL for a bad name. */
 int rdmamock_fabric_remove(const char *name);
 
+/* Register a service with the SA of an InfiniBand subnet, as a service
+ * does (SubnAdmSet(ServiceRecord), IBTA 15.2.5.14): a record of its
+ * service id, its name (up to 63 bytes; "" for none), the port GID of
+ * device and P_Key 0xffff. rdma_resolve_addrinfo and rdma_getaddrinfo
+ * with RAI_SA find it by id or by name. The record goes with its device
+ * (removed, or a new topology). -ENODEV for an unknown device, -EINVAL
+ * for a RoCE one (it reaches no SA) or a name too long, -EEXIST for the
+ * same record again, -ENOSPC past 32 records. */
+int rdmamock_sa_service_add(const char *device, uint64_t service_id, const char *name);
+
 /* Whether a live CM id listens on port in port space ps (RDMA_PS_TCP,
  * RDMA_PS_UDP, ...): 1 or 0; -EINVAL for an unknown port space. For a
  * script that starts a server and must wait until it listens. */

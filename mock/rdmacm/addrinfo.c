@@ -5,20 +5,34 @@
  * rdma_getaddrinfo returned (a negative EAI code, or -1), as upstream's
  * ERR(ret) does. The DNS path resolves in the call and reports
  * ADDRINFO_RESOLVED through an INTERNAL event written to the channel. */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cm.h"
 
 #define LIB "rdmacm"
 
-/* resolve_ai_sa: an IB service name or ID, asked of the SA. */
-static int resolve_sa(struct cm_id *cid, const char *service)
+/* resolve_ai_sa: an IB service id (what strtoull reads whole, any base)
+ * or name (up to 63 bytes), asked of the SA. */
+int cm_resolve_sa(struct cm_id *cid, const char *service)
 {
+	char name[FAB_SERVICE_NAME] = "";
+	unsigned flags = FAB_SERVICE_ID;
+	unsigned long long sid;
+	char *end = NULL;
 	int err;
 
 	if (!service)
 		return mock_errno(EINVAL);
-	err = fab_resolve_ib_service(cid->fid);
+	errno = 0;
+	sid = strtoull(service, &end, 0);
+	if (errno || end == service || *end) {
+		sid = 0;
+		flags = FAB_SERVICE_NAMED;
+		strncpy(name, service, sizeof name - 1);
+	}
+	err = fab_resolve_ib_service(cid->fid, flags, sid, name);
 	if (err)
 		return cm_err(err);
 	return cm_complete(cid);
@@ -48,7 +62,7 @@ static int resolve(struct cm_id *cid, const char *node, const char *service,
 	if (hints && (hints->ai_flags & RAI_SA) && (hints->ai_flags & RAI_DNS))
 		return ENOTSUP;
 	if (hints && (hints->ai_flags & RAI_SA))
-		return node ? ENOTSUP : resolve_sa(cid, service);
+		return node ? ENOTSUP : cm_resolve_sa(cid, service);
 	return resolve_dns(cid, node, service, hints);
 }
 

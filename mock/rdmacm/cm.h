@@ -101,6 +101,14 @@ int cm_query_path(struct cm_id *cid);
 
 /* ucma_complete: for a synchronous id, wait for the call's event. */
 int cm_complete(struct cm_id *cid);
+/* rdma_resolve_addrinfo's SA path for service (a number is a service id,
+ * anything else a name), as resolve_ai_sa: RESOLVE_IB_SERVICE, then, on a
+ * synchronous id, its event. */
+int cm_resolve_sa(struct cm_id *cid, const char *service);
+/* ucma_convert_service_recs: the SA's records as an addrinfo list (RAI_SA,
+ * AF_IB, RDMA_PS_IB, each record's address as the destination), one the
+ * ledger knows; NULL with errno ENOMEM. */
+struct rdma_addrinfo *cm_service_addrinfo(const struct fab_service_rec *recs, int n);
 /* An event acknowledged by librdmacm itself (never a fault point). */
 void cm_ack(struct rdma_cm_event *event);
 
@@ -126,8 +134,7 @@ void cm_free_joins(struct cm_id *cid);
 int cm_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		 enum rdma_port_space ps, enum ibv_qp_type qp_type);
 
-/* ucma_addrlen: the size of an AF_INET or AF_INET6 address, else 0 (the
- * mock's kernel has no AF_IB, as if ucma_set_af_ib_support found none). */
+/* ucma_addrlen: the size of an AF_INET, AF_INET6 or AF_IB address, else 0. */
 socklen_t cm_addr_len(const struct sockaddr *addr);
 
 /* -1 with errno from a negative errno. */

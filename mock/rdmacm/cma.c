@@ -501,8 +501,10 @@ socklen_t cm_addr_len(const struct sockaddr *addr)
 		return sizeof(struct sockaddr_in);
 	if (addr->sa_family == AF_INET6)
 		return sizeof(struct sockaddr_in6);
-	/* AF_IB: the mock's kernel has no AF_IB support, as if
-	 * ucma_set_af_ib_support had found none. */
+	/* The mock's kernel takes AF_IB, as every kernel since 3.11 does
+	 * (ucma_set_af_ib_support finds it). */
+	if (addr->sa_family == AF_IB)
+		return sizeof(struct sockaddr_ib);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* CM events: fetching (with upstream's per-event processing), acking, and
  * the synchronous-id wait (ucma_complete). */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -200,6 +201,35 @@ static void clear_resolving(struct cm_id *cid)
 	pthread_mutex_unlock(&cid->mut);
 }
 
+/* ucma_process_addrinfo_resolved: the SA path's records are read now
+ * (UCMA_QUERY_IB_SERVICE) and become the list rdma_query_addrinfo hands
+ * over; none, or no memory, turns the event into ADDRINFO_ERROR with that
+ * errno as its status, as upstream does. */
+static void process_addrinfo_resolved(struct cm_event *evt)
+{
+	struct fab_service_rec recs[8];
+	struct cm_id *cid = evt->owner;
+	struct rdma_addrinfo *rai = NULL;
+	int n;
+
+	if (cid->resolved_ai)
+		return;
+	n = fab_query_ib_service(cid->fid, recs, 8);
+	if (n <= 0)
+		errno = ENOENT;
+	else if (!cm_query_addr(cid))
+		rai = cm_service_addrinfo(recs, n < 8 ? n : 8);
+	if (!rai) {
+		evt->event.event = RDMA_CM_EVENT_ADDRINFO_ERROR;
+		evt->event.status = errno;
+		clear_resolving(cid);
+		return;
+	}
+	pthread_mutex_lock(&cid->mut);
+	cid->resolved_ai = rai;
+	pthread_mutex_unlock(&cid->mut);
+}
+
 /* Turn one fabric event into what the caller sees. Returns DELIVER, RETRY
  * when the event is swallowed (upstream's "goto retry"), or FAIL with
  * errno set when the call itself fails. */
@@ -256,6 +286,9 @@ static enum outcome process_event(struct cm_event *evt, struct fab_event *fe)
 		break;
 	case RDMA_CM_EVENT_ADDRINFO_ERROR:
 		clear_resolving(evt->owner);
+		break;
+	case RDMA_CM_EVENT_ADDRINFO_RESOLVED:
+		process_addrinfo_resolved(evt);
 		break;
 	case RDMA_CM_EVENT_USER:
 		rdmacheck_set_event_arg(&evt->event, fe->arg);

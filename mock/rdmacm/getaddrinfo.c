@@ -3,12 +3,17 @@
  * one result (the first getaddrinfo gives), the address on the source side
  * for RAI_PASSIVE and the destination side otherwise, getaddrinfo's own
  * EAI_* code returned as it is. No ibacm: no route or connect data. RAI_SA
- * (v60) looks in the IB SA, which RoCE devices do not reach. */
+ * (v60) asks the SA of each InfiniBand port for a service's records; RoCE
+ * ports reach no SA. */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/ib.h>
+#include <infiniband/verbs.h>
 
 #include "cm.h"
 
@@ -153,13 +158,122 @@ static void free_list(struct rdma_addrinfo *res)
 	}
 }
 
-/* ucma_getaddrinfo_sa: asks the SA through each active InfiniBand port; a
- * RoCE port is not one, so on the mock nothing is found. */
+struct rdma_addrinfo *cm_service_addrinfo(const struct fab_service_rec *recs, int n)
+{
+	struct rdma_addrinfo *head = NULL, **tail = &head;
+
+	for (int i = 0; i < n; i++) {
+		struct rdma_addrinfo *ai = calloc(1, sizeof *ai);
+		struct sockaddr_ib *sib = calloc(1, sizeof *sib);
+
+		if (!ai || !sib) {
+			free(ai);
+			free(sib);
+			free_list(head);
+			errno = ENOMEM;
+			return NULL;
+		}
+		ai->ai_flags = RAI_SA;
+		ai->ai_family = AF_IB;
+		ai->ai_port_space = RDMA_PS_IB;
+		sib->sib_family = AF_IB;
+		sib->sib_pkey = htons(recs[i].pkey);
+		memcpy(&sib->sib_addr, &recs[i].gid, sizeof recs[i].gid);
+		sib->sib_sid = htobe64(recs[i].id);
+		sib->sib_sid_mask = htobe64(~0ull);
+		ai->ai_dst_addr = (struct sockaddr *)sib;
+		ai->ai_dst_len = sizeof *sib;
+		*tail = ai;
+		tail = &ai->ai_next;
+	}
+	ledger_add(LEDGER_ADDRINFO, head, "rdma_resolve_addrinfo");
+	return head;
+}
+
+/* resolve_sa_on_gid: an AF_IB id of the port's GID asks its SA; each
+ * record found gets that GID as its source, with RDMA_PS_IB's prefix as
+ * the service id (ucma_set_sid, no port) and the record's P_Key. */
+static int sa_on_gid(const union ibv_gid *gid, struct rdma_event_channel *ch, const char *service,
+		     struct rdma_addrinfo **res)
+{
+	struct sockaddr_ib sib = { .sib_family = AF_IB };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct cm_id *cid;
+	int ret;
+
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_IB))
+		return -1;
+	memcpy(&sib.sib_addr, gid, sizeof *gid);
+	cid = cm_id_of(id, "rdma_getaddrinfo");
+	ret = rdma_bind_addr(id, (struct sockaddr *)&sib);
+	if (!ret)
+		ret = cm_resolve_sa(cid, service);
+	if (!ret)
+		ret = rdma_get_cm_event(ch, &ev);
+	if (!ret) {
+		ret = ev->event == RDMA_CM_EVENT_ADDRINFO_RESOLVED ? 0 : -1;
+		rdma_ack_cm_event(ev);
+	}
+	if (!ret) {
+		for (struct rdma_addrinfo *ai = cid->resolved_ai; ai; ai = ai->ai_next) {
+			struct sockaddr_ib *src = calloc(1, sizeof *src);
+
+			if (!src)
+				break;
+			src->sib_family = AF_IB;
+			memcpy(&src->sib_addr, gid, sizeof *gid);
+			src->sib_sid = htobe64((uint64_t)RDMA_PS_IB << 16);
+			src->sib_sid_mask = htobe64(RDMA_IB_IP_PS_MASK);
+			src->sib_pkey = ((struct sockaddr_ib *)ai->ai_dst_addr)->sib_pkey;
+			ai->ai_src_addr = (struct sockaddr *)src;
+			ai->ai_src_len = sizeof *src;
+		}
+		*res = cid->resolved_ai;
+		cid->resolved_ai = NULL;
+	}
+	rdma_destroy_id(id);
+	return ret;
+}
+
+/* ucma_getaddrinfo_sa: each device's active InfiniBand ports in turn ask
+ * their SA, through port GID 0, until one finds the service; RoCE ports
+ * have no SA. Nothing found anywhere: ENOENT. */
 static int sa_lookup(const char *service, struct rdma_addrinfo **res)
 {
+	struct rdma_event_channel *ch;
+	struct ibv_device **list;
+	bool found = false;
+	int n = 0;
+
 	if (!service || !res)
 		return mock_errno(EINVAL);
-	return mock_errno(ENOENT);
+	ch = rdma_create_event_channel();
+	if (!ch)
+		return -1;
+	list = ibv_get_device_list(&n);
+	for (int i = 0; i < n && !found; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+		struct ibv_device_attr attr;
+
+		if (!ctx)
+			continue;
+		for (int p = 1; !ibv_query_device(ctx, &attr) && p <= attr.phys_port_cnt && !found; p++) {
+			struct ibv_port_attr port;
+			union ibv_gid gid;
+
+			if (ibv_query_port(ctx, (uint8_t)p, &port) ||
+			    port.link_layer != IBV_LINK_LAYER_INFINIBAND || port.state < IBV_PORT_ACTIVE ||
+			    ibv_query_gid(ctx, (uint8_t)p, 0, &gid))
+				continue;
+			found = sa_on_gid(&gid, ch, service, res) == 0;
+		}
+		ibv_close_device(ctx);
+	}
+	if (list)
+		ibv_free_device_list(list);
+	rdma_destroy_event_channel(ch);
+	return found ? 0 : mock_errno(ENOENT);
 }
 
 MOCK_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
