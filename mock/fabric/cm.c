@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <infiniband/ib.h>
+#include <infiniband/sa.h>
 
 #include "internal.h"
 #include "control/mock.h"
@@ -117,6 +118,9 @@ int fab_live_ids(void)
 /* An id bound to an InfiniBand port: its paths come from the SA (the
  * fabric), by LID. OpenSM's default subnet packet life time is 0x12. */
 #define IB_PACKET_LIFETIME 0x12
+/* CMA_IBOE_PACKET_LIFETIME: RoCE has no SA; current kernels take 16 (6.1
+ * took 18: rxe-debian12's profile names the difference). */
+#define ROCE_PACKET_LIFETIME 16
 #define ROCE_HOP_LIMIT 64
 
 static bool id_on_ib(const struct fab_id *id)
@@ -170,7 +174,23 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 	if (id->route_resolved) {
 		out->num_paths = 1;
 		out->path_mtu = fab_active_mtu(id_on_ib(id));
-		out->packet_life_time = id_on_ib(id) ? IB_PACKET_LIFETIME : 16; /* CMA_IBOE_PACKET_LIFETIME */
+		out->packet_life_time = id_on_ib(id) ? IB_PACKET_LIFETIME : ROCE_PACKET_LIFETIME;
+	}
+	if (id->path_given) {
+		const struct fab_path *p = &id->path;
+
+		out->sgid = p->sgid;
+		out->dgid = p->dgid;
+		out->slid = p->slid;
+		out->dlid = p->dlid;
+		out->pkey = p->pkey;
+		out->hop_limit = p->hop_limit;
+		out->path_mtu = p->mtu;
+		out->packet_life_time = p->packet_life;
+		out->sl = p->sl;
+		out->traffic_class = p->traffic_class;
+		out->flow_label = p->flow_label;
+		out->rate = p->rate;
 	}
 	fab_unlock();
 	return 0;
@@ -806,6 +826,16 @@ static struct fab_id *new_connection(struct fab_id *listener, struct fab_id *act
 	}
 	conn->afonly = listener->afonly;
 	conn->route_resolved = true;
+	/* A path of the active side's own is the REQ's: the passive side's
+	 * route is it, reversed (cm_format_paths_from_req). */
+	if (active->path_given) {
+		conn->path_given = true;
+		conn->path = active->path;
+		conn->path.sgid = active->path.dgid;
+		conn->path.dgid = active->path.sgid;
+		conn->path.slid = active->path.dlid;
+		conn->path.dlid = active->path.slid;
+	}
 	conn->has_cm = true;
 	conn->cm = CM_REQ_RCVD;
 	conn->peer = active;
@@ -1386,27 +1416,65 @@ static int set_id_option(struct fab_id *id, int optname, const void *optval, siz
 	}
 }
 
+/* ucma_set_ib_path: of the records given, the primary bidirectional one
+ * (flags GMP, PRIMARY, OUTBOUND and INBOUND_REVERSE, exactly) becomes the
+ * route of an id whose address is resolved, and ROUTE_RESOLVED follows
+ * (rdma_set_ib_path). optlen must be whole records. A RoCE port needs the
+ * net device the address resolution bound (an AF_IB id has none: ENODEV). */
+static int set_ib_path(struct fab_id *id, const struct ibv_path_data *data, size_t optlen)
+{
+	const uint32_t primary = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+	const struct ibv_path_record *r = NULL;
+	struct fab_path *p = &id->path;
+
+	if (optlen % sizeof *data)
+		return -EINVAL;
+	for (size_t i = 0; i < optlen / sizeof *data && !r; i++)
+		if (data[i].flags == primary)
+			r = &data[i].path;
+	if (!r || !id->dev || id->state != ST_ADDR_RESOLVED)
+		return -EINVAL;
+	if (!id_on_ib(id) && id->src.ss_family == AF_IB)
+		return -ENODEV;
+	memset(p, 0, sizeof *p);
+	p->sgid = r->sgid;
+	p->dgid = r->dgid;
+	p->slid = be16toh(r->slid);
+	p->dlid = be16toh(r->dlid);
+	p->pkey = be16toh(r->pkey);
+	p->flow_label = (be32toh(r->flowlabel_hoplimit) >> 8) & 0xfffff;
+	p->hop_limit = (uint8_t)be32toh(r->flowlabel_hoplimit);
+	p->traffic_class = r->tclass;
+	p->sl = be16toh(r->qosclass_sl) & 0xf;
+	p->mtu = r->mtu & 0x3f;
+	p->rate = r->rate & 0x3f;
+	p->packet_life = r->packetlifetime & 0x3f;
+	id->path_given = true;
+	id->route_resolved = true;
+	id->state = ST_ROUTE_RESOLVED;
+	fab_queue_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, NULL);
+	return 0;
+}
+
 int fab_set_option(struct fab_id *id, int level, int optname, const void *optval, size_t optlen)
 {
 	int err;
 
 	if (!optval)
 		return -EFAULT;
-	if (level != RDMA_OPTION_ID) {
-		mock_log("rdma_set_option: level %d (IB path records) is not modelled by the mock", level);
-		return -ENOSYS;
-	}
 	fab_lock();
-	err = set_id_option(id, optname, optval, optlen);
+	if (level == RDMA_OPTION_ID)
+		err = set_id_option(id, optname, optval, optlen);
+	else if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
+		err = set_ib_path(id, optval, optlen);
+	else
+		err = -ENOSYS;
 	fab_unlock();
 	return err;
 }
 
 /* ---------------------------------------------------------------- QP attributes */
 
-/* The kernel's CM timing for RoCE: local ACK timeout of about the packet
- * life time plus one (cm_ack_timeout). */
-#define ROCE_ACK_TIMEOUT 17
 
 /* The address vector to the peer: RoCE always carries a GRH. */
 void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_ah_attr *ah)
@@ -1438,6 +1506,37 @@ void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_
 		ah->is_global = 0;
 		ah->dlid = peer ? topology_lid_locked(peer->serial) : 0;
 	}
+	/* A path of its own: ib_init_ah_attr_from_path takes its DGID, hop
+	 * limit, traffic class, flow label and SL (and on InfiniBand its
+	 * DLID, with a GRH only past the subnet). */
+	if (id->path_given && !dgid) {
+		const struct fab_path *p = &id->path;
+
+		ah->sl = p->sl;
+		if (id_on_ib(id)) {
+			ah->dlid = p->dlid;
+			ah->is_global = p->hop_limit > 0;
+		}
+		if (ah->is_global) {
+			ah->grh.dgid = p->dgid;
+			ah->grh.hop_limit = p->hop_limit;
+			ah->grh.traffic_class = p->traffic_class;
+			ah->grh.flow_label = p->flow_label;
+		}
+	}
+}
+
+/* cm_ack_timeout: the local ACK timeout the CM gives a QP, from the
+ * device's CA ACK delay and the path's packet life time. */
+static uint8_t cm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life)
+{
+	int t = packet_life + 1;
+
+	if (t >= ca_ack_delay)
+		t += ca_ack_delay >= t - 1;
+	else
+		t = ca_ack_delay + (t >= ca_ack_delay - 1);
+	return (uint8_t)(t < 31 ? t : 31);
 }
 
 /* The depths the CM settled on: the active side takes the REP's, seen
@@ -1488,7 +1587,7 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 			return -EINVAL;
 		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		fab_fill_ah(id, NULL, &attr->ah_attr);
-		attr->path_mtu = fab_active_mtu(id_on_ib(id));
+		attr->path_mtu = id->path_given ? id->path.mtu : fab_active_mtu(id_on_ib(id));
 		attr->dest_qp_num = id->got.qp_num;
 		attr->rq_psn = id->got.starting_psn;
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_RECV) {
@@ -1519,9 +1618,17 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 		}
 		if (id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND ||
 		    id->qp_type == IBV_QPT_XRC_RECV) {
+			/* cm_rep_handler and cm_req_handler: from the path's
+			 * packet life time (the SA's on InfiniBand, the CM's 16
+			 * on RoCE, or a path of one's own) and the ACK delay the
+			 * peer's CA announced in its REQ or REP. */
+			const struct fab_device *peer = id->remote_dev ? id->remote_dev : id->dev;
+			uint8_t life = id->path_given ? id->path.packet_life
+				       : id_on_ib(id) ? IB_PACKET_LIFETIME : ROCE_PACKET_LIFETIME;
+
 			*mask |= IBV_QP_TIMEOUT;
-			/* cm_init_av_by_path: the path's packet life + 1. */
-			attr->timeout = id_on_ib(id) ? IB_PACKET_LIFETIME + 1 : ROCE_ACK_TIMEOUT;
+			attr->timeout = cm_ack_timeout(
+				fab_profile_of(peer->personality)->local_ca_ack_delay, life);
 		}
 		return 0;
 	default:

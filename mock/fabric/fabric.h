@@ -204,6 +204,8 @@ struct fab_route {
 	uint8_t packet_life_time;
 	uint16_t slid, dlid;      /* InfiniBand: the path's ends (0 on RoCE) */
 	uint8_t hop_limit;        /* 64 on RoCE; 0 within an IB subnet */
+	uint8_t sl, traffic_class, rate;
+	uint32_t flow_label;
 };
 
 /* Channels. The fd is pollable: readable while events are queued. */

@@ -65,6 +65,16 @@ struct fab_bind {
 	struct fab_id *owners;
 };
 
+/* A path record of the id's own (rdma_set_option RDMA_OPTION_IB_PATH), in
+ * host order: what the CM then programs in place of the route it would
+ * have resolved. */
+struct fab_path {
+	union ibv_gid sgid, dgid;
+	uint16_t slid, dlid, pkey;
+	uint32_t flow_label;
+	uint8_t hop_limit, traffic_class, sl, mtu, rate, packet_life;
+};
+
 struct fab_id {
 	struct fab_id *next_live, *prev_live; /* fab.live, doubly linked */
 	struct fab_chan *chan;
@@ -87,6 +97,8 @@ struct fab_id {
 	struct fab_join *joins; /* UD: its multicast joins (multicast.c) */
 	uint8_t ack_timeout;
 	bool route_resolved;
+	bool path_given;      /* the route is path, set by RDMA_OPTION_IB_PATH (or the REQ's) */
+	struct fab_path path;
 	int backlog;
 	int pending_requests; /* listener: requests not yet fetched */
 	bool has_cm;          /* the id has exchanged CM messages */

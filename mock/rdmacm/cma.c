@@ -560,6 +560,10 @@ int cm_query_path(struct cm_id *cid)
 	path->hop_limit = r.hop_limit;
 	path->slid = htobe16(r.slid);
 	path->dlid = htobe16(r.dlid);
+	path->sl = r.sl;
+	path->traffic_class = r.traffic_class;
+	path->flow_label = htobe32(r.flow_label);
+	path->rate = r.rate;
 	free(cid->id.route.path_rec);
 	cid->id.route.path_rec = path;
 	cid->id.route.num_paths = 1;
