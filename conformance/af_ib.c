@@ -245,7 +245,8 @@ static void assert_passive_ib(struct rdma_cm_id *server, const union ibv_gid *gi
 }
 
 /* The request ev accepted, both sides established, the client
- * disconnects, both see it; the passive id goes. */
+ * disconnects: the passive side reads DISCONNECTED and disconnects too
+ * (its DREP), and the client reads DISCONNECTED; the passive id goes. */
 static void accept_then_close(struct rdma_cm_event *ev, struct rdma_cm_id *client,
 			      struct rdma_event_channel *sch, struct rdma_event_channel *cch)
 {
@@ -259,8 +260,9 @@ static void accept_then_close(struct rdma_cm_event *ev, struct rdma_cm_id *clien
 	fx_expect_ack(cch, RDMA_CM_EVENT_ESTABLISHED, 2000);
 	fx_expect_ack(sch, RDMA_CM_EVENT_ESTABLISHED, 2000);
 	FX_OK(rdma_disconnect(client));
-	fx_expect_ack(cch, RDMA_CM_EVENT_DISCONNECTED, 2000);
 	fx_expect_ack(sch, RDMA_CM_EVENT_DISCONNECTED, 2000);
+	FX_OK(rdma_disconnect(server));
+	fx_expect_ack(cch, RDMA_CM_EVENT_DISCONNECTED, 2000);
 	rdma_destroy_qp(server);
 	FX_OK(rdma_destroy_id(server));
 }
