@@ -250,7 +250,7 @@ static void assert_passive_ib(struct rdma_cm_id *server, const union ibv_gid *gi
 static void accept_then_close(struct rdma_cm_event *ev, struct rdma_cm_id *client,
 			      struct rdma_event_channel *sch, struct rdma_event_channel *cch)
 {
-	struct ibv_qp_init_attr qpa = { .cap = { 1, 1, 1, 1 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp_init_attr qpa = { .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 }, .qp_type = IBV_QPT_RC };
 	struct rdma_conn_param param = conn_param(NULL, 0);
 	struct rdma_cm_id *server = ev->id;
 
@@ -278,7 +278,7 @@ static void listen_ip(bool ib_wanted)
 	struct sockaddr_storage dst;
 	struct rdma_cm_id *listener, *client;
 	struct rdma_cm_event *ev;
-	struct ibv_qp_init_attr qpa = { .cap = { 1, 1, 1, 1 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp_init_attr qpa = { .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 }, .qp_type = IBV_QPT_RC };
 	const char *addr = ib_wanted && rc_backend_is_mock() ? "127.0.0.1" : fx_addr(AF_INET);
 
 	FX_OK(rdma_create_id(sch, &listener, NULL, RDMA_PS_TCP));
@@ -346,7 +346,7 @@ static struct rdma_cm_id *ib_client(struct rdma_event_channel *ch, const union i
 				    uint64_t sid)
 {
 	struct sockaddr_ib dst = sib(gid, sid, ~0ull);
-	struct ibv_qp_init_attr qpa = { .cap = { 1, 1, 1, 1 }, .qp_type = IBV_QPT_RC };
+	struct ibv_qp_init_attr qpa = { .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 }, .qp_type = IBV_QPT_RC };
 	struct rdma_cm_id *id;
 
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
