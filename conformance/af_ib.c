@@ -53,14 +53,6 @@ static struct sockaddr_ib sib(const union ibv_gid *gid, uint64_t sid, uint64_t m
 	return a;
 }
 
-/* call returned -1 with errno want. */
-#define FAILS_WITH(name, call, want)                                       \
-	do {                                                               \
-		errno = 0;                                                 \
-		assert_int_equal((call), -1);                              \
-		RC_ASSERT_ERRNO((name), errno, (want));                    \
-	} while (0)
-
 static const struct sockaddr_ib *local_ib(struct rdma_cm_id *id)
 {
 	const struct sockaddr_ib *a = (const void *)rdma_get_local_addr(id);
@@ -101,7 +93,7 @@ void rdma_bind_addr__af_ib_any(void **state)
 
 	in.sin_port = htons(port);
 	FX_OK(rdma_create_id(NULL, &ip, NULL, RDMA_PS_TCP));
-	FAILS_WITH("rdma_bind_addr", rdma_bind_addr(ip, (struct sockaddr *)&in), EADDRNOTAVAIL);
+	RC_ASSERT_FAILS("rdma_bind_addr", rdma_bind_addr(ip, (struct sockaddr *)&in), EADDRNOTAVAIL);
 	FX_OK(rdma_destroy_id(ip));
 	FX_OK(rdma_destroy_id(ib));
 	FX_OK(rdma_destroy_id(id));
@@ -117,7 +109,7 @@ void rdma_bind_addr__af_ib_port_space(void **state)
 
 	fx_require_backend();
 	FX_OK(rdma_create_id(NULL, &tcp_id, NULL, RDMA_PS_TCP));
-	FAILS_WITH("rdma_bind_addr", rdma_bind_addr(tcp_id, (struct sockaddr *)&udp), EPROTONOSUPPORT);
+	RC_ASSERT_FAILS("rdma_bind_addr", rdma_bind_addr(tcp_id, (struct sockaddr *)&udp), EPROTONOSUPPORT);
 	FX_OK(rdma_create_id(NULL, &udp_id, NULL, RDMA_PS_UDP));
 	FX_OK(rdma_bind_addr(udp_id, (struct sockaddr *)&udp));
 	assert_int_equal(be64toh(local_ib(udp_id)->sib_sid) & RDMA_IB_IP_PS_MASK, RDMA_IB_IP_PS_UDP);
@@ -134,7 +126,7 @@ static void bind_gid(bool ib_wanted)
 
 	FX_OK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
 	if (!ib) {
-		FAILS_WITH("rdma_bind_addr", rdma_bind_addr(id, (struct sockaddr *)&a), ENODEV);
+		RC_ASSERT_FAILS("rdma_bind_addr", rdma_bind_addr(id, (struct sockaddr *)&a), ENODEV);
 		assert_null(id->verbs);
 	} else {
 		FX_OK(rdma_bind_addr(id, (struct sockaddr *)&a));
@@ -176,9 +168,9 @@ static void resolve_gid(bool ib_wanted)
 	/* No port's GID table has the prefix; P_Key 0 is in no table. */
 	nokey.sib_pkey = 0;
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
-	FAILS_WITH("rdma_resolve_addr", rdma_resolve_addr(id, NULL, (struct sockaddr *)&away, 2000),
+	RC_ASSERT_FAILS("rdma_resolve_addr", rdma_resolve_addr(id, NULL, (struct sockaddr *)&away, 2000),
 		   ENODEV);
-	FAILS_WITH("rdma_resolve_addr", rdma_resolve_addr(id, NULL, (struct sockaddr *)&nokey, 2000),
+	RC_ASSERT_FAILS("rdma_resolve_addr", rdma_resolve_addr(id, NULL, (struct sockaddr *)&nokey, 2000),
 		   ENODEV);
 
 	resolve_ok(id, ch, &dst);
@@ -187,7 +179,7 @@ static void resolve_gid(bool ib_wanted)
 	assert_int_equal(rdma_get_dst_port(id), htons(fx_port()));
 	if (!ib) {
 		/* RoCE finds no net device for an AF_IB id's path. */
-		FAILS_WITH("rdma_resolve_route", rdma_resolve_route(id, 2000), ENODEV);
+		RC_ASSERT_FAILS("rdma_resolve_route", rdma_resolve_route(id, 2000), ENODEV);
 	} else {
 		FX_OK(rdma_resolve_route(id, 2000));
 		fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 2000);
@@ -203,7 +195,7 @@ static void resolve_gid(bool ib_wanted)
 	resolve_ok(id, ch, &lo);
 	assert_memory_equal(&local_ib(id)->sib_addr, &loop, sizeof loop);
 	if (!ib)
-		FAILS_WITH("rdma_resolve_route", rdma_resolve_route(id, 2000), ENODEV);
+		RC_ASSERT_FAILS("rdma_resolve_route", rdma_resolve_route(id, 2000), ENODEV);
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
 }
@@ -391,7 +383,7 @@ void rdma_connect__af_ib(void **state)
 
 	client = ib_client(cch, &gid, sid);
 	param = conn_param(data, 93);
-	FAILS_WITH("rdma_connect", rdma_connect(client, &param), EINVAL);
+	RC_ASSERT_FAILS("rdma_connect", rdma_connect(client, &param), EINVAL);
 	param = conn_param(data, 92);
 	FX_OK(rdma_connect(client, &param));
 	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, 2000);
@@ -492,7 +484,7 @@ void rdma_resolve_addrinfo__sa_service(void **state)
 			ev = fx_expect(ch, RDMA_CM_EVENT_ADDRINFO_ERROR, 5000);
 			assert_int_equal(ev->status, -ENOENT);
 			FX_OK(rdma_ack_cm_event(ev));
-			FAILS_WITH("rdma_query_addrinfo", api.query(id, &info), ENOENT);
+			RC_ASSERT_FAILS("rdma_query_addrinfo", api.query(id, &info), ENOENT);
 			FX_OK(rdma_destroy_id(id));
 			break;
 		}
@@ -536,6 +528,6 @@ void rdma_getaddrinfo__sa_service(void **state)
 	assert_true(be64toh(src->sib_sid_mask) == RDMA_IB_IP_PS_MASK);
 	rdma_freeaddrinfo(res);
 	res = NULL;
-	FAILS_WITH("rdma_getaddrinfo", rdma_getaddrinfo(NULL, "no-such-service", &hints, &res), ENOENT);
+	RC_ASSERT_FAILS("rdma_getaddrinfo", rdma_getaddrinfo(NULL, "no-such-service", &hints, &res), ENOENT);
 	assert_null(res);
 }

@@ -50,15 +50,6 @@ static struct ibv_path_data resolved_path(struct rdma_cm_id *client)
 	return pd;
 }
 
-/* The call returned -1 with errno want. */
-static void fails_with(int ret, int want)
-{
-	int err = errno;
-
-	assert_int_equal(ret, -1);
-	RC_ASSERT_ERRNO("rdma_set_option", err, want);
-}
-
 /* A path record of one's own on an id whose address is resolved: records
  * of a partial length are refused (EINVAL), so is a set with no primary
  * bidirectional GMP path (EINVAL), and an unknown option of the IB level
@@ -78,14 +69,17 @@ void rdma_set_option__ib_path(void **state)
 	fx_need_local_passive();
 	fx_reach(&fx, AF_INET, FX_ADDR_RESOLVED);
 	pd = resolved_path(fx.client);
-	errno = 0;
-	fails_with(rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd, sizeof pd - 1), EINVAL);
+	RC_ASSERT_FAILS("rdma_set_option",
+			rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd, sizeof pd - 1),
+			EINVAL);
 	two[0] = pd;
 	two[0].flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_OUTBOUND;
-	errno = 0;
-	fails_with(rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, two, sizeof two[0]), EINVAL);
-	errno = 0;
-	fails_with(rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH + 99, &pd, sizeof pd), ENOSYS);
+	RC_ASSERT_FAILS("rdma_set_option",
+			rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, two, sizeof two[0]),
+			EINVAL);
+	RC_ASSERT_FAILS("rdma_set_option",
+			rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH + 99, &pd, sizeof pd),
+			ENOSYS);
 
 	pd.path.mtu = (uint8_t)(2 << 6 | IBV_MTU_256);
 	pd.path.packetlifetime = (uint8_t)(2 << 6 | 10);
@@ -95,8 +89,9 @@ void rdma_set_option__ib_path(void **state)
 	assert_int_equal(fx.client->route.num_paths, 1);
 	assert_int_equal(fx.client->route.path_rec->mtu, IBV_MTU_256);
 	assert_int_equal(fx.client->route.path_rec->packet_life_time, 10);
-	errno = 0;
-	fails_with(rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd, sizeof pd), EINVAL);
+	RC_ASSERT_FAILS("rdma_set_option",
+			rdma_set_option(fx.client, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &pd, sizeof pd),
+			EINVAL);
 
 	fx.state_reached = FX_ROUTE_RESOLVED;
 	fx_advance(&fx, FX_ESTABLISHED);

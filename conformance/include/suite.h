@@ -5,10 +5,12 @@
 #ifndef RDMACHECK_SUITE_H
 #define RDMACHECK_SUITE_H
 
+#include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdbool.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -73,6 +75,28 @@ void rc_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * clause and the table cannot disagree. Fails the test naming the call. */
 #define RC_ASSERT_ERRNO(call, got, want) rc_assert_errno((call), (got), (want), __FILE__, __LINE__)
 void rc_assert_errno(const char *call, int got, int want, const char *file, int line);
+/* The same for a call that fails by returning -1 (RC_ASSERT_FAILS) or NULL
+ * (RC_ASSERT_FAILS_NULL) and setting errno: expr is the call, name names it. */
+#define RC_ASSERT_FAILS(name, expr, want)                                               \
+	do {                                                                            \
+		long rc_ret_;                                                           \
+		errno = 0;                                                              \
+		rc_ret_ = (long)(expr);                                                 \
+		if (rc_ret_ != -1)                                                      \
+			fail_msg("%s returned %ld where it should fail with %s", (name), \
+				 rc_ret_, strerror(want));                              \
+		RC_ASSERT_ERRNO((name), errno, (want));                                 \
+	} while (0)
+#define RC_ASSERT_FAILS_NULL(name, expr, want)                                             \
+	do {                                                                               \
+		const void *rc_ptr_;                                                       \
+		errno = 0;                                                                 \
+		rc_ptr_ = (expr);                                                          \
+		if (rc_ptr_)                                                               \
+			fail_msg("%s returned %p where it should fail with %s", (name),    \
+				 rc_ptr_, strerror(want));                                 \
+		RC_ASSERT_ERRNO((name), errno, (want));                                    \
+	} while (0)
 
 /* For a clause whose upstream behaviour differs from its documentation: the
  * test asserts what upstream does, and reports here whether the documented
