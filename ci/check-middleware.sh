@@ -122,12 +122,24 @@ for tl in rc_x ud_x dc_x; do
 		mlx5_cases="$mlx5_cases ucp-$t-$tl"
 	done
 done
+# Short messages past what fits inline go through device memory (MEMIC,
+# ibv_alloc_dm): 1024 bytes, where a WQE takes 234 inline; without device
+# memory UCX refuses the size.
+mlx5_cases="$mlx5_cases uct-am_lat-dm-rc_mlx5 uct-put_lat-dm-dc_mlx5"
 if [ "$KIND" = mlx5 ]; then
 	listing ucx-info-mlx5 "Transport: rc_mlx5|Transport: ud_mlx5|Transport: dc_mlx5" \
 		$ucx ucx_info -d
 	for c in $mlx5_cases; do
-		t=${c#ucp-}
-		perftest "$c" UCX_TLS=${t##*-},self -- -t ${t%-*}
+		case $c in
+		ucp-*)
+			t=${c#ucp-}
+			perftest "$c" UCX_TLS=${t##*-},self -- -t ${t%-*}
+			;;
+		uct-*-dm-*)
+			t=${c#uct-}
+			perftest "$c" -- -x ${c##*-} -d "$DEV:1" -t ${t%%-*} -D short -s 1024
+			;;
+		esac
 	done
 	# Our own program on the same queues, two processes: RDMA WRITE,
 	# fetch-and-add and SEND with immediate as WQEs it writes, and its

@@ -127,6 +127,15 @@ for t in rc uc srq; do
 	pair "ibv_${t}_pingpong" tcp:18515 "iters in" "iters in" \
 		"ibv_${t}_pingpong" -d "$DEV" $g -- "ibv_${t}_pingpong" -d "$DEV" $g "$ADDR"
 done
+# Device memory (-j: the messages in MEMIC, checked with -c), where the
+# device has it: a ConnectX does, rxe does not.
+case $DEV in
+mlx5*)
+	# shellcheck disable=SC2086
+	pair ibv_rc_pingpong-dm tcp:18515 "iters in" "iters in" \
+		ibv_rc_pingpong -d "$DEV" $g -j -c -- ibv_rc_pingpong -d "$DEV" $g -j -c "$ADDR"
+	;;
+esac
 # A UD message is one packet: the port's MTU (1024 on RoCE here, 4096 on
 # InfiniBand) bounds it, where the program's default is 2048.
 ud_size=1024

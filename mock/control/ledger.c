@@ -31,6 +31,7 @@ static const char *const kind_names[LEDGER_KINDS] = {
 	[LEDGER_QP] = "QP",
 	[LEDGER_SRQ] = "SRQ",
 	[LEDGER_AH] = "AH",
+	[LEDGER_DM] = "DM",
 };
 
 struct entry {

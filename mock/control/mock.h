@@ -52,6 +52,7 @@ enum ledger_kind {
 	LEDGER_QP,
 	LEDGER_SRQ,
 	LEDGER_AH,
+	LEDGER_DM,
 	LEDGER_KINDS
 };
 /* call: the public call creating it, a string literal; the outermost

@@ -55,6 +55,9 @@ static const struct fab_profile profiles[] = {
 		.xrc = true,
 		.completion_timestamp = true,
 		.hca_core_clock = 156250,
+		/* MEMIC: 128 KiB, as ibv_devinfo -v reports on ConnectX-6 Dx
+		 * (part 4125) and other ConnectX devices in published output. */
+		.max_dm_size = 131072,
 	},
 	/* rdma_rxe as measured on Debian 12's kernel 6.1 (ibv_query_device,
 	 * ibv_query_port), less the memory windows it has and the mock has

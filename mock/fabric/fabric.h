@@ -137,6 +137,7 @@ struct fab_profile {
 	bool srq_resize;           /* ibv_modify_srq(IBV_SRQ_MAX_WR): rxe yes, mlx5 no */
 	bool completion_timestamp; /* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP */
 	uint64_t hca_core_clock;   /* kHz, when there are timestamps */
+	uint64_t max_dm_size;      /* device memory (MEMIC) in all; 0: none */
 };
 
 const struct fab_profile *fab_profile_of(enum rdmamock_personality p);
@@ -383,6 +384,7 @@ struct mlx5dv_cq_init_attr;
 struct mlx5dv_qp;
 struct mlx5dv_srq;
 struct mlx5dv_ah;
+struct mlx5dv_dm;
 struct mlx5dv_qp_ex;
 struct ibv_qp_ex;
 struct fab_dv_provider {
@@ -403,6 +405,10 @@ struct fab_dv_provider {
 	int (*srq_expose)(struct ibv_srq *srq, struct mlx5dv_srq *out);
 	/* mlx5dv_init_obj of an AH: 0, or an errno. */
 	int (*ah_expose)(struct ibv_ah *ah, struct mlx5dv_ah *out);
+	/* mlx5dv_alloc_dm of MEMIC: NULL with errno on failure. */
+	struct ibv_dm *(*dm_alloc)(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+	/* mlx5dv_init_obj of device memory: 0, or an errno. */
+	int (*dm_expose)(struct ibv_dm *dm, struct mlx5dv_dm *out);
 };
 void fab_set_dv_provider(const struct fab_dv_provider *provider);
 const struct fab_dv_provider *fab_dv_provider(void);

@@ -827,6 +827,8 @@ static const struct fab_dv_provider dv_provider = {
 	.qp_ex_dv = verbs_qp_ex_dv,
 	.srq_expose = verbs_srq_expose,
 	.ah_expose = verbs_ah_expose,
+	.dm_alloc = verbs_alloc_dm_memic,
+	.dm_expose = verbs_dm_expose,
 };
 
 __attribute__((constructor)) static void dv_provider_set(void)

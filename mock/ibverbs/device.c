@@ -41,32 +41,29 @@ struct verbs_shared *verbs_shared(void)
 	return fab_root(FAB_ROOT_VERBS, sizeof(struct verbs_shared), NULL);
 }
 
-/* A dead process's MRs, SRQs and contexts leave the lists other processes search
- * (its memory is freed with the rest of what it owned): an rkey of it no
- * longer opens anything, as the kernel frees a dead process's MRs. */
+/* A dead process's MRs, device memory, SRQs and contexts leave the lists
+ * other processes search (its memory is freed with the rest of what it
+ * owned): an rkey of it no longer opens anything, as the kernel frees a
+ * dead process's MRs, and its device memory is the device's again. */
+#define REAP(head, owner)                                  \
+	do {                                               \
+		__typeof__(head) *at_ = &(head);           \
+		while (*at_)                               \
+			if (fab_owner_of(*at_) == (owner)) \
+				*at_ = (*at_)->next;       \
+			else                               \
+				at_ = &(*at_)->next;       \
+	} while (0)
+
 static void reap(int owner)
 {
 	struct verbs_shared *vs = verbs_shared();
-	struct mock_mr **mr;
-	struct mock_srq **srq;
-	struct mock_context **ctx;
 
 	verbs_lock_take();
-	for (mr = &vs->mrs; *mr;)
-		if (fab_owner_of(*mr) == owner)
-			*mr = (*mr)->next;
-		else
-			mr = &(*mr)->next;
-	for (srq = &vs->srqs; *srq;)
-		if (fab_owner_of(*srq) == owner)
-			*srq = (*srq)->next;
-		else
-			srq = &(*srq)->next;
-	for (ctx = &vs->contexts; *ctx;)
-		if (fab_owner_of(*ctx) == owner)
-			*ctx = (*ctx)->next;
-		else
-			ctx = &(*ctx)->next;
+	REAP(vs->mrs, owner);
+	REAP(vs->dms, owner);
+	REAP(vs->srqs, owner);
+	REAP(vs->contexts, owner);
 	verbs_lock_give();
 }
 
@@ -224,6 +221,7 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	/* Every operation the header's inline wrappers reach: the mock's, or
 	 * one that says it is not implemented. */
 	verbs_set_unsupported_ops(v);
+	verbs_set_dm_ops(v);
 	v->query_port = query_port_ex;
 	v->query_device_ex = verbs_query_device_ex;
 	v->create_cq_ex = verbs_create_cq_ex;
@@ -320,6 +318,7 @@ int verbs_query_device_ex(struct ibv_context *context, const struct ibv_query_de
 		a.completion_timestamp_mask = (1ull << 48) - 1;
 		a.hca_core_clock = p->hca_core_clock;
 	}
+	a.max_dm_size = p->max_dm_size;
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, attr_size < sizeof a ? attr_size : sizeof a);
 	if (attr_size > sizeof a)

@@ -87,7 +87,7 @@ static bool pinnable(const void *addr, size_t length, unsigned access)
 	return at >= end;
 }
 
-static int check_access(unsigned access)
+int verbs_mr_check_access(unsigned access)
 {
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
@@ -104,7 +104,6 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 {
 	struct mock_pd *mpd = verbs_pd_of(pd, call);
 	long page = sysconf(_SC_PAGESIZE);
-	struct mock_mr *m;
 	int err;
 
 	/* libibverbs drops optional bits the kernel cannot take; the kernel
@@ -113,21 +112,34 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	if (((uintptr_t)addr & (page - 1)) != (iova & (page - 1)))
 		err = EINVAL;
 	else
-		err = check_access(access);
+		err = verbs_mr_check_access(access);
 	if (!err && (!length || (uintptr_t)addr + length < (uintptr_t)addr))
 		err = EINVAL;
 	if (!err && !pinnable(addr, length, access))
 		err = EFAULT;
-	if (!err && !(m = fab_alloc(sizeof *m)))
-		err = ENOMEM;
 	if (err) {
 		errno = err;
+		return NULL;
+	}
+	return verbs_mr_add(mpd, pd, addr, (uintptr_t)addr, length, iova, access, NULL, call);
+}
+
+struct ibv_mr *verbs_mr_add(struct mock_pd *mpd, struct ibv_pd *pd, void *addr, uint64_t host,
+			    size_t length, uint64_t iova, unsigned access, struct mock_dm *dm,
+			    const char *call)
+{
+	struct mock_mr *m = fab_alloc(sizeof *m);
+
+	if (!m) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	m->magic = VERBS_MR_MAGIC;
 	m->mpd = mpd;
 	m->pid = mock_pid();
 	m->iova = iova;
+	m->host = host;
+	m->dm = dm;
 	m->access = access;
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
@@ -139,9 +151,12 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	m->next = verbs_shared()->mrs;
 	verbs_shared()->mrs = m;
 	mpd->users++;
+	if (dm)
+		dm->users++;
 	verbs_lock_give();
 	ledger_add(LEDGER_MR, &m->mr, call);
-	ledger_note(LEDGER_MR, &m->mr, "lkey 0x%x, %zu bytes", m->mr.lkey, length);
+	ledger_note(LEDGER_MR, &m->mr, "lkey 0x%x, %zu bytes%s", m->mr.lkey, length,
+		    dm ? " of device memory" : "");
 	return &m->mr;
 }
 
@@ -237,11 +252,13 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 			      (void *)mr, mr->lkey, user.what, user.num);
 		verbs_lock_take();
 	}
-	verbs_cq_place_kept(m->pid, (uint64_t)(uintptr_t)mr->addr, mr->length);
+	verbs_cq_place_kept(m->pid, m->host, mr->length);
 	for (pos = &verbs_shared()->mrs; *pos != m; pos = &(*pos)->next)
 		;
 	*pos = m->next;
 	m->mpd->users--;
+	if (m->dm)
+		m->dm->users--;
 	m->magic = 0;
 	verbs_lock_give();
 	ledger_del(LEDGER_MR, mr, "ibv_dereg_mr");
@@ -261,7 +278,7 @@ bool verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len
 	if (addr < m->iova || addr + len < addr || addr + len > m->iova + m->mr.length)
 		return false;
 	at->pid = m->pid;
-	at->addr = (uint64_t)(uintptr_t)m->mr.addr + (addr - m->iova);
+	at->addr = m->host + (addr - m->iova);
 	return true;
 }
 
@@ -292,7 +309,10 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 		errno = EOPNOTSUPP;
 		return IBV_REREG_MR_ERR_CMD;
 	}
-	if (flags & IBV_REREG_MR_CHANGE_PD) {
+	/* uverbs refuses to rereg an MR over device memory. */
+	if (m->dm)
+		err = EINVAL;
+	if (!err && (flags & IBV_REREG_MR_CHANGE_PD)) {
 		to = verbs_pd_of(pd, "ibv_rereg_mr");
 		if (pd->context != mr->context)
 			err = EINVAL;
@@ -301,7 +321,7 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	if (!err && !flags)
 		err = EINVAL;
 	if (!err && (flags & IBV_REREG_MR_CHANGE_ACCESS))
-		err = check_access((unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE);
+		err = verbs_mr_check_access((unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE);
 	if (!err && (flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
 	    ((uintptr_t)addr + length < (uintptr_t)addr ||
 	     !pinnable(addr, length, flags & IBV_REREG_MR_CHANGE_ACCESS ? (unsigned)access : m->access)))
@@ -320,8 +340,8 @@ MOCK_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
 		m->access = (unsigned)access & ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		verbs_cq_place_kept(m->pid, (uint64_t)(uintptr_t)mr->addr, mr->length);
-		m->iova = (uintptr_t)addr;
+		verbs_cq_place_kept(m->pid, m->host, mr->length);
+		m->iova = m->host = (uintptr_t)addr;
 		mr->addr = addr;
 		mr->length = length;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: the context operations the mock does not implement. The
- * header's inline wrappers (ibv_alloc_dm, ibv_create_flow, ibv_alloc_mw,
+ * header's inline wrappers (ibv_create_flow, ibv_alloc_mw,
  * ...) call these through the context, as they call a provider's; each
  * fails as libibverbs' dummy op for a provider that lacks it (EOPNOTSUPP,
  * NULL and errno for constructors) and says once that it is not
@@ -75,22 +75,6 @@ static struct ibv_counters *create_counters(struct ibv_context *context,
 static int destroy_counters(struct ibv_counters *counters)
 {
 	FAIL_POSITIVE("ibv_destroy_counters");
-}
-
-static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset,
-				size_t length, unsigned int access)
-{
-	FAIL_NULL("ibv_reg_dm_mr");
-}
-
-static struct ibv_dm *alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr)
-{
-	FAIL_NULL("ibv_alloc_dm");
-}
-
-static int free_dm(struct ibv_dm *dm)
-{
-	FAIL_POSITIVE("ibv_free_dm");
 }
 
 static int modify_flow_action_esp(struct ibv_flow_action *action,
@@ -200,9 +184,6 @@ void verbs_set_unsupported_ops(struct verbs_context *v)
 	v->attach_counters_point_flow = attach_counters_point_flow;
 	v->create_counters = create_counters;
 	v->destroy_counters = destroy_counters;
-	v->reg_dm_mr = reg_dm_mr;
-	v->alloc_dm = alloc_dm;
-	v->free_dm = free_dm;
 	v->modify_flow_action_esp = modify_flow_action_esp;
 	v->destroy_flow_action = destroy_flow_action;
 	v->create_flow_action_esp = create_flow_action_esp;

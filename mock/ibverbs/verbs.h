@@ -25,6 +25,7 @@
 #define VERBS_SRQ_MAGIC     0x76737121u /* "vsq!" */
 #define VERBS_AH_MAGIC      0x76616821u /* "vah!" */
 #define VERBS_XRCD_MAGIC    0x76786421u /* "vxd!" */
+#define VERBS_DM_MAGIC      0x76646d21u /* "vdm!" */
 
 
 struct mock_device {
@@ -98,6 +99,7 @@ void verbs_lock_give(void);
  * port's events. Under verbs_lock. */
 struct verbs_shared {
 	struct mock_mr *mrs;
+	struct mock_dm *dms; /* for each device's device memory in use */
 	struct mock_srq *srqs;
 	struct mock_context *contexts;
 };
@@ -116,7 +118,24 @@ struct mock_mr {
 	struct mock_pd *mpd;
 	pid_t pid;            /* whose memory it is: the process that registered it */
 	uint64_t iova;        /* the address the keys' users name; addr for ibv_reg_mr */
+	uint64_t host;        /* where iova lies in pid's memory: addr, or in device memory */
+	struct mock_dm *dm;   /* the device memory it covers (ibv_reg_dm_mr), or NULL */
 	unsigned access;
+};
+
+/* Device memory (dm.c): pages of the process that allocated it, which the
+ * program reads and writes directly and the fabric reaches as it reaches
+ * registered memory. */
+struct mock_dm {
+	struct ibv_dm dm;
+	unsigned magic;
+	struct mock_dm *next; /* every live DM, for its device's total */
+	unsigned serial;      /* its device */
+	uint8_t *start;       /* the mapping: mlx5dv_init_obj's buf */
+	size_t map_len;
+	uint64_t length;      /* as asked */
+	uint64_t size;        /* what the device set aside, in whole units */
+	int users;            /* MRs on it: ibv_free_dm is EBUSY */
 };
 
 struct cq_event;
@@ -354,6 +373,20 @@ struct ibv_qp *verbs_create_dc_qp(struct ibv_context *context, struct ibv_qp_ini
 int verbs_srq_expose(struct ibv_srq *srq, struct mlx5dv_srq *out);
 /* mlx5dv_init_obj of an AH (ah.c). */
 int verbs_ah_expose(struct ibv_ah *ah, struct mlx5dv_ah *out);
+/* Device memory (dm.c): the context's operations, mlx5dv_alloc_dm's MEMIC
+ * and mlx5dv_init_obj of a DM. */
+void verbs_set_dm_ops(struct verbs_context *vctx);
+struct ibv_dm *verbs_alloc_dm_memic(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+int verbs_dm_expose(struct ibv_dm *dm, struct mlx5dv_dm *out);
+/* A new MR on mpd (mr.c): its keys, listed for lookups, in the ledger as
+ * made by call; NULL and ENOMEM when there is no room. addr is what the
+ * caller sees in it; host is where iova lies in this process. */
+struct ibv_mr *verbs_mr_add(struct mock_pd *mpd, struct ibv_pd *pd, void *addr, uint64_t host,
+			    size_t length, uint64_t iova, unsigned access, struct mock_dm *dm,
+			    const char *call);
+/* The kernel's checks of an MR's access flags (ib_check_mr_access): 0 or
+ * the errno. */
+int verbs_mr_check_access(unsigned access);
 /* The doorbell register of this process (post.c), NULL where there is none. */
 void *verbs_doorbell_page(void);
 /* A ring's receive WQEs the device has not taken, onto the QP's list (post.c). */

@@ -190,6 +190,49 @@ MOCK_EXPORT struct ibv_cq_ex *mlx5dv_create_cq(struct ibv_context *context,
 	return fab_dv_provider()->cq_create(context, cq_attr, mlx5_cq_attr);
 }
 
+/* Device memory of a type: MEMIC, which ibv_alloc_dm gives too; the
+ * steering and header-modify ICM types, which the mock does not model,
+ * fail as on a device without them (EOPNOTSUPP, the kernel's answer), and
+ * say so once; an unknown type EOPNOTSUPP, a comp_mask bit EINVAL, as the
+ * provider checks. */
+MOCK_EXPORT struct ibv_dm *mlx5dv_alloc_dm(struct ibv_context *context,
+					   struct ibv_alloc_dm_attr *dm_attr,
+					   struct mlx5dv_alloc_dm_attr *mlx5_dm_attr)
+{
+	static int said;
+
+	FAULT_NULL(LIB, "mlx5dv_alloc_dm");
+	MOCK_REQUIRE(dm_attr && mlx5_dm_attr, "mlx5dv_alloc_dm",
+		     "dm_attr or mlx5_dm_attr is NULL (upstream reads them)");
+	if (!dv_ops_of(context, NULL)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	switch (mlx5_dm_attr->type) {
+	case MLX5DV_DM_TYPE_MEMIC:
+	case MLX5DV_DM_TYPE_STEERING_SW_ICM:
+	case MLX5DV_DM_TYPE_HEADER_MODIFY_SW_ICM:
+	case MLX5DV_DM_TYPE_HEADER_MODIFY_PATTERN_SW_ICM:
+		break;
+	default:
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (dm_attr->comp_mask || mlx5_dm_attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (mlx5_dm_attr->type != MLX5DV_DM_TYPE_MEMIC) {
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			mock_log("mlx5dv_alloc_dm: the mock has no steering or header-modify ICM; "
+				 "type %d fails with EOPNOTSUPP, as on a device without it",
+				 (int)mlx5_dm_attr->type);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return fab_dv_provider()->dm_alloc(context, dm_attr);
+}
+
 /* The provider's create_qp checks of the mlx5 attributes, in its order: 0,
  * or the errno. What the mock does not model is refused with EOPNOTSUPP
  * and said once: the flags of raw packet and RSS QPs, packet-based credit
@@ -405,11 +448,12 @@ MOCK_EXPORT struct ibv_context *mlx5dv_open_device(struct ibv_device *device,
 	return ibv_open_device(device);
 }
 
-/* What the mock gives of mlx5dv_init_obj: a PD's number, and a CQ's ring
- * of CQEs (device/mlx5.h), which the provider, the verbs layer, makes.
- * QPs, SRQs, work queues, device memory and AVs have no model yet: asking
- * for any of them fails the whole call (EOPNOTSUPP) before anything is
- * written, and says so. */
+/* What the mock gives of mlx5dv_init_obj: a PD's number, and the rings
+ * the provider, the verbs layer, makes on the first call: a CQ's CQEs, a
+ * QP's and an SRQ's work queues and doorbell records (device/mlx5.h), an
+ * AH's address vector, device memory's mapping. Work queues (RWQs) have
+ * no model: asking for one fails the whole call (EOPNOTSUPP) before
+ * anything is written, and says so. */
 static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
 {
 	if (type & MLX5DV_OBJ_QP)
@@ -431,7 +475,8 @@ static struct ibv_context *obj_context(struct mlx5dv_obj *obj, uint64_t type)
 
 MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 {
-	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_AH;
+	const uint64_t known = MLX5DV_OBJ_PD | MLX5DV_OBJ_CQ | MLX5DV_OBJ_QP | MLX5DV_OBJ_SRQ | MLX5DV_OBJ_DM |
+			       MLX5DV_OBJ_AH;
 	const struct fab_dv_provider *provider = fab_dv_provider();
 	struct ibv_context *ctx;
 	int err = 0;
@@ -446,7 +491,7 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 	if (obj_type & ~known) {
 		static int said;
 
-		mock_not_implemented("mlx5dv_init_obj (work queues and device memory)",
+		mock_not_implemented("mlx5dv_init_obj (work queues)",
 				     &said);
 		return EOPNOTSUPP;
 	}
@@ -463,6 +508,7 @@ MOCK_EXPORT int mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 	EXPOSE(MLX5DV_OBJ_QP, qp);
 	EXPOSE(MLX5DV_OBJ_CQ, cq);
 	EXPOSE(MLX5DV_OBJ_SRQ, srq);
+	EXPOSE(MLX5DV_OBJ_DM, dm);
 	EXPOSE(MLX5DV_OBJ_AH, ah);
 #undef EXPOSE
 	if (!err && (obj_type & MLX5DV_OBJ_PD)) {
