@@ -1770,7 +1770,9 @@ int fab_query_ib_service(struct fab_id *id, struct fab_service_rec *recs, int ma
 
 	fab_lock();
 	n = id->state == ST_ADDRINFO_RESOLVED ? id->nservices : 0;
-	for (int i = 0; i < n && i < max; i++)
+	if (n > max)
+		n = max;
+	for (int i = 0; i < n; i++)
 		recs[i] = fab.services[id->services[i]].rec;
 	fab_unlock();
 	return n;

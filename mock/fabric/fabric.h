@@ -271,7 +271,7 @@ struct fab_service_rec {
  * follows. */
 int fab_resolve_ib_service(struct fab_id *id, unsigned flags, uint64_t service_id, const char *name);
 /* UCMA_QUERY_IB_SERVICE: the records that resolution found, up to max of
- * them into recs; returns how many it found (0: none). */
+ * them into recs; returns how many it wrote (0: none). */
 int fab_query_ib_service(struct fab_id *id, struct fab_service_rec *recs, int max);
 /* rdmamock_sa_service_add: a service registers its record with the SA of
  * the subnet of dev (an InfiniBand port). */

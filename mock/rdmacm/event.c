@@ -214,11 +214,11 @@ static void process_addrinfo_resolved(struct cm_event *evt)
 
 	if (cid->resolved_ai)
 		return;
-	n = fab_query_ib_service(cid->fid, recs, 8);
+	n = fab_query_ib_service(cid->fid, recs, (int)(sizeof recs / sizeof recs[0]));
 	if (n <= 0)
 		errno = ENOENT;
 	else if (!cm_query_addr(cid))
-		rai = cm_service_addrinfo(recs, n < 8 ? n : 8);
+		rai = cm_service_addrinfo(recs, n);
 	if (!rai) {
 		evt->event.event = RDMA_CM_EVENT_ADDRINFO_ERROR;
 		evt->event.status = errno;
