@@ -860,3 +860,39 @@ void ibv_post_send__ud_pingpong_two_threads(void **state)
 		fail_msg("%s%s%s", server.error, server.error[0] && client.error[0] ? "; " : "", client.error);
 	assert_int_not_equal(server_dest.qpn, client_dest.qpn);
 }
+
+/* In a child: a UD message to a receiver in ERR, which drops it, with
+ * RDMAMOCK_TRACE set to arg. */
+static void send_to_err_qp(void *trace)
+{
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ud u;
+
+	setenv("RDMAMOCK_TRACE", trace, 1);
+	ud_open(&u);
+	FX_VERBS_OK(ibv_modify_qp(u.receiver, &err, IBV_QP_STATE));
+	send_ok(&u, &(struct send){ .qpn = u.receiver->qp_num, .qkey = QKEY, .len = 16, .pattern = 1 });
+	ud_close(&u);
+}
+
+/* RDMAMOCK_TRACE=1 says why a QP drops a packet; 0 and empty are off. */
+void rdmamock_trace__switch(void **state)
+{
+	const char *const values[] = { "1", "0", "" };
+
+	rc_require_mock("RDMAMOCK_TRACE is the mock's");
+	fx_require_backend();
+	for (int i = 0; i < 3; i++) {
+		struct rc_crash end;
+		bool said;
+
+		rc_run_child(send_to_err_qp, (void *)values[i], &end);
+		if (end.signal || end.exit_code)
+			fail_msg("RDMAMOCK_TRACE=%s: the child ended with signal %d, exit code %d: %s", values[i],
+				 end.signal, end.exit_code, end.stderr_text);
+		said = strstr(end.stderr_text, "drops a packet") != NULL;
+		if (said != (i == 0))
+			fail_msg("RDMAMOCK_TRACE=\"%s\": the drop was %ssaid: %s", values[i], said ? "" : "not ",
+				 end.stderr_text);
+	}
+}

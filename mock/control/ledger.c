@@ -114,21 +114,14 @@ static void grow_locked(void)
 	nbuckets = n;
 }
 
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 static bool ledger_strict(void)
 {
-	return env_on("RDMAMOCK_STRICT");
+	return mock_env_on("RDMAMOCK_STRICT");
 }
 
 static bool ledger_reporting(void)
 {
-	return ledger_strict() || env_on("RDMAMOCK_LEDGER");
+	return ledger_strict() || mock_env_on("RDMAMOCK_LEDGER");
 }
 
 const char *ledger_enter(const char *call)

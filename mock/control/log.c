@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "mock.h"
@@ -70,4 +71,11 @@ pid_t mock_pid(void)
 		__atomic_store_n(&cached_pid, pid, __ATOMIC_RELAXED);
 	}
 	return pid;
+}
+
+bool mock_env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
 }

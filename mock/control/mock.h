@@ -17,6 +17,9 @@
 
 /* One line on stderr, prefixed "rdmamock: ". */
 void mock_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One of the mock's switches (RDMAMOCK_STRICT, RDMAMOCK_LEDGER,
+ * RDMAMOCK_TRACE): on when set, not empty and not "0". */
+bool mock_env_on(const char *name);
 /* This process's pid, without a system call each time. */
 pid_t mock_pid(void);
 void mock_pid_forget(void); /* in a forked child, before mock_pid */

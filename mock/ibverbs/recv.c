@@ -412,7 +412,7 @@ void verbs_qp_receive(void *owner, const struct fab_packet *pkt, struct fab_resp
 	resp->ack = FAB_NO_ANSWER;
 	if (mqp->magic != VERBS_QP_MAGIC || !same_transport(mqp, pkt) || !receiving(mqp) ||
 	    !from_peer(mqp, pkt)) {
-		if (getenv("RDMAMOCK_TRACE"))
+		if (mock_env_on("RDMAMOCK_TRACE"))
 			mock_log("QP %u drops a packet from QP %u: magic %d transport %d receiving %d peer %d",
 				 pkt->dst_qpn, pkt->src_qpn, mqp->magic == VERBS_QP_MAGIC,
 				 same_transport(mqp, pkt), receiving(mqp), from_peer(mqp, pkt));
