@@ -112,6 +112,10 @@ grep -q $'^capability__missing\tST_CAPABILITY\tfail\t' "$out/strict.tsv" ||
 	fail "--strict: capability__missing did not fail"
 expect_exit 0 "-t selecting passing tests" "$bin" -t 'assert__equal*' -t 'diverge__*'
 grep -qx '3 passed, 0 failed, 0 skipped' "$out/last.log" || fail "-t ran the wrong tests"
+# -j where the tests cannot have a fabric each (this binary is on no mock,
+# or RDMAMOCK_FABRIC names one): said, and one test at a time.
+expect_exit 0 "-j without a fabric for each test" env RDMAMOCK_FABRIC=one "$bin" -j 2 -t 'assert__equal*'
+has "$out/last.log" "-j: " "one at a time"
 expect_exit 2 "-t matching nothing" "$bin" -t 'no_such_test*'
 grep -q "no_such_test\*" "$out/last.log" || fail "-t error does not name the glob"
 expect_exit 2 "unknown option" "$bin" --no-such-option

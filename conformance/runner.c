@@ -46,7 +46,9 @@ static void usage(FILE *f, const char *prog)
 		"  -t GLOB           run only tests whose name matches (repeatable)\n"
 		"  --timeout SEC     per-test timeout (default 30)\n"
 		"  -j N              run N tests at once (the mock only, each on a\n"
-		"                    fabric of its own; default 1, at most 64)\n"
+		"                    fabric of its own; default 1, at most 64;\n"
+		"                    elsewhere, or with RDMAMOCK_FABRIC set, said\n"
+		"                    and one at a time)\n"
 		"  -v                print every test's output, not only failures'\n"
 		"  --strict          a skip for a missing capability is a failure,\n"
 		"                    and a stale deviation in the profile fails the run\n"
@@ -1197,7 +1199,8 @@ static int run_inline(const struct rc_test **sel, size_t n)
 	return failed;
 }
 
-/* Tests at once need a fabric each: the mock, on private fabrics. */
+/* Tests at once need a fabric each: the mock, on private fabrics. Where
+ * they cannot have one, -j is said and dropped: one test at a time. */
 static bool parallel_ok(const char *prog)
 {
 	const char *fabric = getenv("RDMAMOCK_FABRIC");
@@ -1215,7 +1218,7 @@ static bool parallel_ok(const char *prog)
 	return true;
 }
 
-static int run_or_list(const struct options *o, const char *binary)
+static int run_or_list(struct options *o, const char *binary)
 {
 	const struct rc_test **sel = xcalloc(rc_test_count, sizeof(*sel));
 	size_t n;
@@ -1224,7 +1227,7 @@ static int run_or_list(const struct options *o, const char *binary)
 	if (rc == 0)
 		rc = select_tests(o, sel, &n);
 	if (rc == 0 && o->jobs > 1 && !o->list && !o->inline_run && !parallel_ok(binary))
-		rc = EXIT_USAGE;
+		o->jobs = 1;
 	if (rc == 0 && o->list)
 		print_list(sel, n);
 	else if (rc == 0 && o->inline_run)
