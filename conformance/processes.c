@@ -1107,3 +1107,72 @@ void rdmamock_fabric__exit_from_signal_handler(void **state)
 			fail_msg("child %d of 20 ended with status %#x, not exit(0)", i + 1, status);
 	}
 }
+
+/* ---------------------------------------------------------------- removing a fabric */
+
+/* The child: on the fabric arg, says it is there, then ends as the parent
+ * says: 'x' exits (destructors run, as at any exit), and killing it
+ * leaves the fabric as a crash does. */
+static const char *join_and_wait(struct child *c, void *arg)
+{
+	const char *(*fabric)(void) = (const char *(*)(void))fx_mock_call("rdmamock_fabric");
+	char go;
+
+	setenv("RDMAMOCK_FABRIC", arg, 1);
+	ibv_free_device_list(ibv_get_device_list(NULL)); /* joins it */
+	if (strcmp(fabric(), arg))
+		return "not on the fabric asked for";
+	if (!child_say(c, "", 1) || read(c->from_parent, &go, 1) != 1)
+		return "the parent went away";
+	exit(0);
+}
+
+static bool fabric_file(const char *name, const char *ext)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char path[4200];
+
+	if (xdg && *xdg)
+		snprintf(path, sizeof path, "%s/rdmamock/%s.%s", xdg, name, ext);
+	else
+		snprintf(path, sizeof path, "/tmp/rdmamock-%u/%s.%s", (unsigned)getuid(), name, ext);
+	return access(path, F_OK) == 0;
+}
+
+/* While a process is on a fabric it cannot be removed (-EBUSY); the last
+ * process out takes its files, the lock file too; a killed one leaves
+ * them, and the call removes them (1: the fabric's file). */
+void rdmamock_fabric_remove__live_and_gone(void **state)
+{
+	int (*fabric_remove)(const char *);
+	char name[64], ready;
+	struct child c;
+
+	/* Nothing here joins a fabric before the children do theirs. */
+	rc_require_mock("the fabric's files are the mock's");
+	fabric_remove = (int (*)(const char *))fx_mock_call("rdmamock_fabric_remove");
+	snprintf(name, sizeof name, "rdmacheck-rm-%d", (int)getpid());
+	assert_int_equal(fabric_remove("private"), -EINVAL);
+	assert_int_equal(fabric_remove(".hidden"), -EINVAL);
+	assert_int_equal(fabric_remove(""), -EINVAL);
+
+	fflush(NULL);
+	child_start(&c, join_and_wait, name);
+	child_expect(&c, &ready, 1);
+	assert_int_equal(fabric_remove(name), -EBUSY);
+	assert_true(fabric_file(name, "fabric") && fabric_file(name, "lock"));
+	assert_int_equal(write(c.to_child, "x", 1), 1);
+	child_end(&c, false);
+	if (fabric_file(name, "fabric") || fabric_file(name, "lock"))
+		fail_msg("the last process out of %s left %s", name,
+			 fabric_file(name, "fabric") ? "its file" : "its lock file");
+	assert_int_equal(fabric_remove(name), 0);
+
+	fflush(NULL);
+	child_start(&c, join_and_wait, name);
+	child_expect(&c, &ready, 1);
+	child_end(&c, true);
+	assert_true(fabric_file(name, "fabric") && fabric_file(name, "lock"));
+	assert_int_equal(fabric_remove(name), 1);
+	assert_false(fabric_file(name, "fabric") || fabric_file(name, "lock"));
+}

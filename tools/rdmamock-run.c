@@ -100,8 +100,9 @@ static void pass_on(int sig)
 }
 
 /* A fabric of the run's own goes with the run: PROG runs as a child, and
- * once it has ended the fabric's files go (its lock file too), and its
- * exit status or signal is passed on. A fabric the user named stays, for
+ * once it has ended the fabric's files go (its lock file too) unless
+ * processes it started still use it, and its exit status or signal is
+ * passed on. A fabric the user named stays, for
  * the next program to meet on. */
 static int run_on_own(char **prog, const char *dir, const char *fabric)
 {
@@ -131,7 +132,11 @@ static int run_on_own(char **prog, const char *dir, const char *fabric)
 		}
 	unsetenv("RDMAMOCK_FABRIC"); /* this process is not on it */
 	fabric_remove = (int (*)(const char *))tool_mock_call(dir, "rdmamock_fabric_remove");
-	fabric_remove(fabric);
+	/* Processes PROG left running (daemons, its children in the
+	 * background) keep the fabric: the last of them takes its files. */
+	if (fabric_remove(fabric) == -EBUSY)
+		fprintf(stderr, ME ": fabric %s stays: processes %s started still use it, and the last of them removes it\n",
+			fabric, prog[0]);
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		raise(WTERMSIG(status));

@@ -747,6 +747,44 @@ static bool joinable(const struct fab_shared *s, const char *path)
 	return false;
 }
 
+/* The fabric's lock file at path, opened and locked exclusively: the fd,
+ * or -1 with errno. The last process out removes the file while it holds
+ * the lock, so a process that was waiting on the file may get a lock on
+ * one that is gone: it opens the path again, until what it locked is the
+ * file the path names. */
+static int lock_fabric(const char *path)
+{
+	for (;;) {
+		struct stat held, named;
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX) || fstat(fd, &held)) {
+			int err = errno;
+
+			close(fd);
+			errno = err;
+			return -1;
+		}
+		if (!stat(path, &named) && named.st_dev == held.st_dev && named.st_ino == held.st_ino)
+			return fd;
+		close(fd);
+	}
+}
+
+/* A member still running (not past its exit), by pid; 0 when none. */
+static pid_t live_member(const struct fab_shared *s)
+{
+	for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
+		const struct fab_member *m = &s->members[i];
+
+		if (m->pid && !m->exited && start_time_of(m->pid) == m->started)
+			return m->pid;
+	}
+	return 0;
+}
+
 static void map_shared(void)
 {
 	char dir[3900];
@@ -758,8 +796,8 @@ static void map_shared(void)
 	runtime_dir(dir, sizeof dir);
 	snprintf(file_path, sizeof file_path, "%s/%s.fabric", dir, fabric_name);
 	snprintf(lock_path, sizeof lock_path, "%s/%s.lock", dir, fabric_name);
-	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock_fd < 0 || flock(lock_fd, LOCK_EX))
+	lock_fd = lock_fabric(lock_path);
+	if (lock_fd < 0)
 		die("cannot lock %s: %s", lock_path, strerror(errno));
 	fd = open(file_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -828,11 +866,13 @@ __attribute__((destructor)) static void leave(void)
 			if (i != SELF() && m->pid && !m->exited && member_alive(m))
 				last = false;
 		}
-		/* The lock file stays: a process may be waiting on it. */
+		/* The lock file goes too: a process waiting on it opens the
+		 * path again (lock_fabric). */
 		if (last) {
 			char view[FAB_NAME_MAX + 8];
 
 			unlink(file_path);
+			unlink(lock_path);
 			snprintf(view, sizeof view, "%s.sys.", fabric_name);
 			fab_remove_files(view, NULL);
 		}
@@ -951,13 +991,14 @@ uint64_t fab_token(void)
 }
 
 /* The files of a named fabric whose processes are all gone (a killed run
- * leaves its file; every run leaves its lock file). Not for a fabric that
- * still has a process: its file would go from under it. */
+ * leaves them): under its lock, so that nobody joins meanwhile; -EBUSY
+ * while a process of it still runs, whose fabric would go from under it. */
 MOCK_EXPORT int rdmamock_fabric_remove(const char *name)
 {
-	char dir[4096], path[4200];
+	char dir[4096], path[4200], lock[4200];
 	size_t len = name ? strlen(name) : 0;
-	int gone = 0;
+	struct fab_shared head;
+	int gone = 0, fd, lfd;
 
 	if (!len || len >= sizeof fabric_name || name[0] == '.' ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len ||
@@ -967,10 +1008,27 @@ MOCK_EXPORT int rdmamock_fabric_remove(const char *name)
 		return -EBUSY;
 	runtime_dir(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/%s.fabric", dir, name);
-	gone += !unlink(path);
-	snprintf(path, sizeof path, "%s/%s.lock", dir, name);
+	snprintf(lock, sizeof lock, "%s/%s.lock", dir, name);
+	lfd = lock_fabric(lock);
+	if (lfd < 0)
+		return -errno;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		memset(&head, 0, sizeof head);
+		if (pread(fd, &head, sizeof head, 0) == (ssize_t)sizeof head && head.magic == FAB_MAGIC &&
+		    live_member(&head)) {
+			close(fd);
+			close(lfd);
+			return -EBUSY;
+		}
+		close(fd);
+	}
 	gone += !unlink(path);
 	snprintf(path, sizeof path, "%s.sys.", name);
 	remove_files_in(dir, path, NULL);
+	/* What lock_fabric made, if the fabric had no lock file, goes too,
+	 * and is not counted. */
+	unlink(lock);
+	close(lfd);
 	return gone;
 }

@@ -111,9 +111,10 @@ const char *rdmamock_fabric(void);
 long rdmamock_fabric_held(int pid);
 
 /* Remove the files of the named fabric (`<name>.fabric`, `<name>.lock` in
- * the runtime directory) once every process of it is gone: a killed run
- * leaves its file, and every run its lock file. How many files went;
- * -EBUSY for this process's own fabric, -EINVAL for a bad name. */
+ * the runtime directory) that a killed run left (the last process out of a
+ * fabric removes them itself). 1 when the fabric's file went, 0 when there
+ * was none; -EBUSY for this process's own fabric or while a process of it
+ * still runs, -EINVAL for a bad name. */
 int rdmamock_fabric_remove(const char *name);
 
 /* Register a service with the SA of an InfiniBand subnet, as a service
