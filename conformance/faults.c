@@ -132,6 +132,35 @@ void rdmamock_fault_add__names_the_bad_part(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* A spec the table has no room for is added whole or not at all: with 30
+ * of its 32 places taken, three new faults are refused (-ENOSPC) and none
+ * stays; two fit. (Aimed at pid 1, which is on no fabric.) */
+void rdmamock_fault_add__table_full(void **state)
+{
+	int (*fault_clear)(void) = (int (*)(void))fx_mock_call("rdmamock_fault_clear");
+	fault_add_fn add = fault_add();
+	char spec[256], err[256];
+
+	fx_require_backend();
+	fault_clear();
+	for (int k = 1; k <= 30; k++) {
+		snprintf(spec, sizeof spec, "rdmamock/ibverbs/ibv_alloc_pd nth=%d pid=1", k);
+		assert_int_equal(add(spec, err, sizeof err), 1);
+	}
+	assert_int_equal(add("rdmamock/ibverbs/ibv_alloc_pd nth=31 pid=1; rdmamock/ibverbs/ibv_alloc_pd nth=32 pid=1; "
+			     "rdmamock/ibverbs/ibv_alloc_pd nth=33 pid=1", err, sizeof err), -ENOSPC);
+	if (!strstr(err, "none added"))
+		fail_msg("the refusal says \"%s\", not that none was added", err);
+	assert_int_equal(fault_clear(), 30);
+	for (int k = 1; k <= 30; k++) {
+		snprintf(spec, sizeof spec, "rdmamock/ibverbs/ibv_alloc_pd nth=%d pid=1", k);
+		assert_int_equal(add(spec, err, sizeof err), 1);
+	}
+	assert_int_equal(add("rdmamock/ibverbs/ibv_alloc_pd nth=31 pid=1; rdmamock/ibverbs/ibv_alloc_pd nth=32 pid=1",
+			     err, sizeof err), 2);
+	assert_int_equal(fault_clear(), 32);
+}
+
 /* nth=N fails the Nth hit only; nth=N+ the Nth and every one after. (Each
  * fault aimed at this process: a two-process run shares the fabric.) */
 void rdmamock_fault_add__nth_hit(void **state)

@@ -365,18 +365,41 @@ static void in_use(struct fault_table *t, struct fault *f, bool used)
 		__atomic_add_fetch(&t->live_at[i], used ? 1 : -1, __ATOMIC_RELEASE);
 }
 
+/* Whether spec's fault i is one the table or spec before i has already. */
+static bool already_there(const struct fault_table *t, const struct fault *parsed, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(parsed[j].text, parsed[i].text))
+			return true;
+	for (int j = 0; j < FAULTS_MAX; j++)
+		if (t->f[j].used && !strcmp(t->f[j].text, parsed[i].text))
+			return true;
+	return false;
+}
+
 /* Add each fault of spec, held by this process; a fault already there (the
- * same text) gains this process as a holder. Nothing is added unless all
- * of spec parses. Returns how many faults spec has, or as parse_spec. */
+ * same text) gains this process as a holder. All of spec or nothing: it
+ * must parse, and with no room for every new fault -ENOSPC leaves the
+ * table as it was. Returns how many faults spec has, or as parse_spec. */
 static int add_spec(struct fault_table *t, const char *spec, char *err, size_t errlen)
 {
 	struct fault parsed[FAULTS_MAX];
-	int n = parse_spec(spec, parsed, err, errlen), slot = fab_owner_self(), ret = 0;
+	int n = parse_spec(spec, parsed, err, errlen), slot = fab_owner_self(), fresh = 0, room = 0;
 
 	if (n < 0)
 		return n;
 	fab_mutex_lock(&t->lock);
-	for (int i = 0; i < n && !ret; i++) {
+	for (int i = 0; i < n; i++)
+		fresh += !already_there(t, parsed, i);
+	for (int j = 0; j < FAULTS_MAX; j++)
+		room += !t->f[j].used;
+	if (fresh > room) {
+		fab_mutex_unlock(&t->lock);
+		snprintf(err, errlen, "the fabric's table has room for %d more faults, not %d; none added",
+			 room, fresh);
+		return -ENOSPC;
+	}
+	for (int i = 0; i < n; i++) {
 		struct fault *free_slot = NULL, *same = NULL;
 
 		for (int j = 0; j < FAULTS_MAX; j++) {
@@ -385,19 +408,15 @@ static int add_spec(struct fault_table *t, const char *spec, char *err, size_t e
 			else if (!t->f[j].used && !free_slot)
 				free_slot = &t->f[j];
 		}
-		if (!same && !free_slot) {
-			snprintf(err, errlen, "the fabric holds %d faults already", FAULTS_MAX);
-			ret = -ENOSPC;
-		} else if (!same) {
+		if (!same) {
 			*free_slot = parsed[i];
 			in_use(t, free_slot, true);
 			same = free_slot;
 		}
-		if (same)
-			hold(same, slot);
+		hold(same, slot);
 	}
 	fab_mutex_unlock(&t->lock);
-	return ret ? ret : n;
+	return n;
 }
 
 /* RDMAMOCK_FAULTS and RDMAMOCK_COUNT, once per process: a spec that does
