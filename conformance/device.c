@@ -5,9 +5,12 @@
  * ibv_get_device_index(): what ibv_devinfo and the pingpong examples read
  * before they make a QP. */
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "fixtures.h"
@@ -65,6 +68,32 @@ void ibv_query_device_ex__orig_attr(void **state)
 	assert_memory_equal(&ex.orig_attr, &attr, sizeof attr);
 	assert_int_equal(ex.phys_port_cnt_ex, attr.phys_port_cnt);
 	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* The context's cmd_fd is the device file's open descriptor, closed on
+ * exec (libibverbs opens it O_RDWR | O_CLOEXEC): it can be duplicated and
+ * is a character device; it goes with ibv_close_device. */
+void ibv_open_device__cmd_fd(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	int fd = ctx->cmd_fd, flags = fcntl(fd, F_GETFD), copy;
+	struct stat st;
+
+	if (flags < 0)
+		fail_msg("cmd_fd %d: fcntl(F_GETFD): %s", fd, strerror(errno));
+	assert_true(flags & FD_CLOEXEC);
+	assert_int_equal((fcntl(fd, F_GETFL) & O_ACCMODE), O_RDWR);
+	if (fstat(fd, &st))
+		fail_msg("cmd_fd %d: fstat: %s", fd, strerror(errno));
+	assert_true(S_ISCHR(st.st_mode));
+	copy = dup(fd);
+	if (copy < 0)
+		fail_msg("dup(cmd_fd): %s", strerror(errno));
+	close(copy);
+	FX_VERBS_OK(ibv_close_device(ctx));
+	errno = 0;
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
 }
 
 /* ---------------------------------------------------------------- port */

@@ -240,9 +240,19 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	v->context.ops.req_notify_cq = verbs_req_notify_cq;
 	v->context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	v->context.num_comp_vectors = 1;
-	v->context.cmd_fd = -1;
+	/* The uverbs file libibverbs opens (O_RDWR, O_CLOEXEC): here a
+	 * descriptor that is as real for what programs do with it (dup it,
+	 * fstat it, hand it to ibv_import_device), and carries nothing. */
+	v->context.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (v->context.cmd_fd < 0) {
+		err = errno;
+		fab_free(mc);
+		errno = err;
+		return NULL;
+	}
 	err = fab_bell_open(&mc->async_bell);
 	if (err < 0) {
+		close(v->context.cmd_fd);
 		fab_free(mc);
 		errno = -err;
 		return NULL;
@@ -278,6 +288,7 @@ MOCK_EXPORT int ibv_close_device(struct ibv_context *context)
 	verbs_async_forget(context, NULL);
 	fab_bell_close(&mc->async_bell);
 	verbs_lock_give();
+	close(context->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	mc->magic = 0;
 	fab_free(mc);
