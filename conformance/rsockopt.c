@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <infiniband/sa.h>
@@ -210,4 +211,34 @@ void rfcntl__nonblock(void **state)
 	assert_int_equal(rfcntl(fd, F_GETLK), -1);
 	RC_ASSERT_ERRNO("rfcntl", errno, ENOTSUP);
 	rclose(fd);
+}
+
+/* SO_KEEPALIVE with TCP_KEEPIDLE 30: once the connection has been idle
+ * that long on the fabric's clock, the service thread writes a keepalive
+ * (an RDMA WRITE of nothing); with the port down it goes unanswered, its
+ * retries run out (mlx5: 8 tries), and rpoll reports the connection's
+ * error. Mock-only: the port is taken down through the control API. */
+void rsetsockopt__keepalive_on_fabric_clock(void **state)
+{
+	int (*port_set)(const char *, int) = (int (*)(const char *, int))fx_topology_call("rdmamock_port_set");
+	char name[IBV_SYSFS_NAME_MAX];
+	struct ibv_context *ctx;
+	struct fx_rs_pair p;
+	short revents;
+
+	rc_require_clock_jumps("a keepalive 30 s in, then its retries");
+	ctx = fx_open_device(FX_DEV_MLX5);
+	snprintf(name, sizeof name, "%s", ibv_get_device_name(ctx->device));
+	FX_VERBS_OK(ibv_close_device(ctx));
+	if (strcmp(name, "mlx5_0"))
+		RC_SKIP("config: the test address is on %s, not mlx5_0", name);
+	fx_rs_connect(AF_INET, &p);
+	set_int(p.client, SOL_SOCKET, SO_KEEPALIVE, 1);
+	set_int(p.client, IPPROTO_TCP, TCP_KEEPIDLE, 30);
+	assert_int_equal(port_set(name, 0), 0);
+	revents = fx_rs_poll(p.client, POLLIN, 120000);
+	assert_int_equal(port_set(name, 1), 0);
+	if (!(revents & (POLLERR | POLLHUP)))
+		fail_msg("rpoll after 120 s of a keepalive on a dead path: revents 0x%x, no error", revents);
+	fx_rs_close(&p);
 }
