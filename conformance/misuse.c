@@ -7,12 +7,16 @@
  * it too, saying which call and why (fx_assert_crashes checks both), and
  * reads nothing it was not given. */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #include "fixtures.h"
+#include "qp.h"
 
 static void query_device_null(void *unused)
 {
@@ -102,4 +106,46 @@ void rdma_create_qp__depth_0_without_cq(void **state)
 {
 	fx_assert_crashes(send_depth_0, "rdma_create_qp");
 	fx_assert_crashes(recv_depth_0, "rdma_create_qp");
+}
+
+/* An inline send copies its data at the post, from the address given,
+ * with no key to check it by: from memory the process may not read,
+ * upstream's provider faults in its copy. */
+static void inline_from_unreadable(void *unused)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+	};
+	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_sge sge = { .addr = (uintptr_t)page, .length = 16 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED }, *bad;
+	struct fx_qp q = { .ctx = fx_open_device(FX_DEV_UNDER_TEST) };
+
+	q.pd = ibv_alloc_pd(q.ctx);
+	q.cq = q.pd ? ibv_create_cq(q.ctx, 8, NULL, NULL, 0) : NULL;
+	init.send_cq = init.recv_cq = q.cq;
+	q.qp = q.cq && page != MAP_FAILED ? ibv_create_qp(q.pd, &init) : NULL;
+	if (!q.qp)
+		_exit(3);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	ibv_post_send(q.qp, &wr, &bad);
+}
+
+void ibv_post_send__inline_unreadable(void **state)
+{
+	struct rc_crash end;
+
+	/* Its SIGSEGV handler reports the fault and exits: no signal to see. */
+	if (RC_UNDER_ASAN)
+		RC_SKIP("AddressSanitizer takes SIGSEGV over");
+	fx_require_backend();
+	rc_run_child(inline_from_unreadable, NULL, &end);
+	if (end.signal != SIGSEGV)
+		fail_msg("the child ended with signal %d, exit code %d, not SIGSEGV: %s", end.signal,
+			 end.exit_code, end.stderr_text);
+	if (rc_backend_is_mock() && !strstr(end.message, "ibv_post_send: inline data"))
+		fail_msg("the mock's last words do not name ibv_post_send's inline data: \"%s\"", end.message);
 }

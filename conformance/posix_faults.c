@@ -25,17 +25,6 @@
 
 #define POSIX_PRELOAD "/usr/lib/fiu/fiu_posix_preload.so"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static void on(const char *point, int err)
 {
 	fiu_enable(point, 1, (void *)(intptr_t)err, 0);
@@ -189,7 +178,7 @@ static void run_probe(const char *name, char *line, size_t len)
 
 	if (rc_backend_is_mock())
 		RC_SKIP("real-only: how real rdma-core reports a failed system call");
-	if (SANITIZED)
+	if (RC_UNDER_ASAN)
 		RC_SKIP("a sanitizer build: the POSIX preload wraps malloc, which the sanitizer's runtime must own");
 	if (access(POSIX_PRELOAD, R_OK))
 		RC_SKIP("capability: posix-preload (%s: %s)", POSIX_PRELOAD, strerror(errno));

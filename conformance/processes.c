@@ -1028,14 +1028,6 @@ void rdmamock_fabric__killed_while_retrying(void **state)
 	fx_qp_release(&q);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* exit from a signal handler that interrupted malloc, in the last process
  * of a fabric, which removes the fabric's files on its way out: Debian's
  * qperf 0.4.11 ends its server's child so (its test timer's handler calls
@@ -1074,11 +1066,10 @@ void rdmamock_fabric__exit_from_signal_handler(void **state)
 	char fabric[64];
 
 	rc_require_mock("the mock's exit path");
-#ifdef UNDER_ASAN
 	/* Its leak check at exit takes the allocator's lock that the
 	 * interrupted malloc holds (measured: it waits there for ever). */
-	RC_SKIP("AddressSanitizer's own exit path does not survive an exit from inside malloc");
-#endif
+	if (RC_UNDER_ASAN)
+		RC_SKIP("AddressSanitizer's own exit path does not survive an exit from inside malloc");
 #ifdef RDMACHECK_COVERAGE
 	/* gcov writes its counts from a destructor at exit, through malloc
 	 * (measured: gcov_do_dump waits on the interrupted malloc's lock). */

@@ -59,6 +59,19 @@ void rc_note_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		skip();                \
 	} while (0)
 
+/* RC_UNDER_ASAN: 1 in a build with AddressSanitizer (gcc or clang), whose
+ * own handlers take a SIGSEGV and an exit path over; else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RC_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RC_UNDER_ASAN 1
+#endif
+#endif
+#ifndef RC_UNDER_ASAN
+#define RC_UNDER_ASAN 0
+#endif
+
 /* cmocka 2.0 dropped _assert_in_range, which assert_in_range expands to;
  * this works with 1.1.5 and 2.0 alike (the suite runs on Debian sid's
  * cmocka in the rdma-core 65 guest). */

@@ -20,6 +20,10 @@ void mock_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One of the mock's switches (RDMAMOCK_STRICT, RDMAMOCK_LEDGER,
  * RDMAMOCK_TRACE): on when set, not empty and not "0". */
 bool mock_env_on(const char *name);
+/* Copy len bytes a caller handed over by address (inline data): from
+ * memory the process may not read, say so naming the call and what, then
+ * SIGSEGV, the signal upstream's copy gets there. */
+void mock_copy_in(void *dst, const void *src, size_t len, const char *call, const char *what);
 /* This process's pid, without a system call each time. */
 pid_t mock_pid(void);
 void mock_pid_forget(void); /* in a forked child, before mock_pid */

@@ -277,7 +277,8 @@ static bool gather(struct mock_qp *mqp, const struct ibv_send_wr *wr, char *out)
 		if (!s->length)
 			continue;
 		if (wr->send_flags & IBV_SEND_INLINE)
-			memcpy(out, (const void *)(uintptr_t)s->addr, s->length);
+			mock_copy_in(out, (const void *)(uintptr_t)s->addr, s->length, "ibv_post_send",
+				     "inline data");
 		else if (!verbs_mr_map(mqp->mpd, s->lkey, s->addr, s->length, 0, &at) ||
 			 fab_mem_read(at.pid, at.addr, out, s->length))
 			return false;

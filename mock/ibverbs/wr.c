@@ -244,7 +244,7 @@ static void set_inline(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_bu
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		memcpy(out, bufs[i].addr, bufs[i].length);
+		mock_copy_in(out, bufs[i].addr, bufs[i].length, call, "inline data");
 		out += bufs[i].length;
 	}
 	p->sge->addr = (uintptr_t)p->inline_data;
