@@ -47,24 +47,30 @@ static int find(const struct rsocket *rs, int fd)
 	return -1;
 }
 
+/* Each served stream socket's keepalive, under its lock (rsetsockopt
+ * changes them): sent when due, and the time to the next in *timeout. */
 static void keepalives(uint64_t now, int *timeout)
 {
 	for (int i = 0; i < nserved; i++) {
 		struct rsocket *rs = served[i];
-		uint64_t period = (uint64_t)rs->keepalive_time * 1000;
+		uint64_t period, due = 0;
 
-		if (rs->type != SOCK_STREAM || !rs->keepalive || !period)
+		if (rs->type != SOCK_STREAM)
 			continue;
-		if (!rs->keepalive_due)
-			rs->keepalive_due = now + period;
-		if (rs->keepalive_due <= now) {
-			pthread_mutex_lock(&rs->lock);
-			rs_send_keepalive(rs);
-			pthread_mutex_unlock(&rs->lock);
-			rs->keepalive_due = now + period;
+		pthread_mutex_lock(&rs->lock);
+		period = (uint64_t)rs->keepalive_time * 1000;
+		if (rs->keepalive && period) {
+			if (!rs->keepalive_due)
+				rs->keepalive_due = now + period;
+			if (rs->keepalive_due <= now) {
+				rs_send_keepalive(rs);
+				rs->keepalive_due = now + period;
+			}
+			due = rs->keepalive_due;
 		}
-		if (*timeout < 0 || rs->keepalive_due - now < (uint64_t)*timeout)
-			*timeout = (int)(rs->keepalive_due - now);
+		pthread_mutex_unlock(&rs->lock);
+		if (due && (*timeout < 0 || due - now < (uint64_t)*timeout))
+			*timeout = (int)(due - now);
 	}
 }
 
