@@ -519,6 +519,42 @@ void ibv_dereg_mr__unpolled_receive_other_process(void **state)
 	active_release(&a); /* rdma_destroy_qp */
 }
 
+/* The same receiver may unmap the buffer first, before it deregisters the
+ * region or destroys the QP: the pages stay the device's until then, and
+ * what arrived is written nowhere the program can see. The QP and the
+ * region go without a fault. */
+void ibv_destroy_qp__unpolled_receive_unmapped_other_process(void **state)
+{
+	struct active a = { 0 };
+	struct offer offer;
+	struct child c;
+	uint8_t ready, word = 1, sent;
+	uint8_t *page;
+	struct ibv_mr *mr;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	shared_fabric();
+	fx_require_backend();
+	child_start(&c, send_at_word, NULL);
+	child_expect(&c, &ready, 1);
+	connect_to(&a, fx_port(), &offer, NULL);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	mr = ibv_reg_mr(a.id->pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)page, .length = MSG, .lkey = mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(a.id->qp, &wr, &bad));
+	assert_int_equal(write(c.to_child, &word, 1), 1);
+	child_expect(&c, &sent, 1);
+	assert_int_equal(munmap(page, 4096), 0);
+	FX_OK(rdma_disconnect(a.id));
+	child_end(&c, false);
+	active_release(&a); /* rdma_destroy_qp, its completion unpolled */
+	FX_VERBS_OK(ibv_dereg_mr(mr));
+}
+
 /* The child listens on fx_port() and waits to be killed. */
 static const char *listen_and_wait(struct child *c, void *arg)
 {

@@ -58,6 +58,10 @@ void fab_bell_close(struct fab_bell *b);
  * (memory.c): 0, or a negative errno (EFAULT, ESRCH when it is gone, EPERM
  * when the kernel does not let one process reach another's memory). */
 int fab_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len);
+/* The same where the memory may be gone meanwhile, this process's too (a
+ * message kept for a receive, written as its QP or CQ goes): a range no
+ * longer mapped is -EFAULT, not a fault. */
+int fab_mem_write_mapped(pid_t pid, uint64_t addr, const void *src, size_t len);
 int fab_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len);
 /* Let the other processes of a shared fabric reach this one's memory. */
 void fab_mem_allow(void);

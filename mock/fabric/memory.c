@@ -35,8 +35,6 @@ static int say_once(pid_t pid, int err)
 
 int fab_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len)
 {
-	size_t done = 0;
-
 	if (!len)
 		return 0;
 	if (pid == mock_pid()) {
@@ -50,6 +48,13 @@ int fab_mem_write(pid_t pid, uint64_t addr, const void *src, size_t len)
 		__atomic_store_n(dst + len - 1, last, __ATOMIC_RELEASE);
 		return 0;
 	}
+	return fab_mem_write_mapped(pid, addr, src, len);
+}
+
+int fab_mem_write_mapped(pid_t pid, uint64_t addr, const void *src, size_t len)
+{
+	size_t done = 0;
+
 	while (done < len) {
 		struct iovec local = { (char *)src + done, len - done };
 		struct iovec remote = { (void *)(uintptr_t)(addr + done), len - done };

@@ -49,18 +49,34 @@ struct mock_cq *verbs_cq_of(struct ibv_cq *cq, const char *call)
 
 /* Write a kept message where it goes (a copy in the process that polls,
  * or process_vm_writev into another; a process gone meanwhile has nobody
- * to read it). */
-static void deliver(struct mock_cqe *e)
+ * to read it). Late, as its region or its QP or CQ goes, the program may
+ * have unmapped the memory already (the device would have written it at
+ * arrival, into pages the program no longer sees): then it is dropped. */
+static void deliver_as(struct mock_cqe *e, bool late)
 {
 	const char *data = e->later.data;
 
 	for (int i = 0; i < e->later.nseg; i++) {
-		fab_mem_write(e->later.seg[i].pid, e->later.seg[i].addr, data, e->later.seg[i].len);
+		if (late)
+			fab_mem_write_mapped(e->later.seg[i].pid, e->later.seg[i].addr, data,
+					     e->later.seg[i].len);
+		else
+			fab_mem_write(e->later.seg[i].pid, e->later.seg[i].addr, data, e->later.seg[i].len);
 		data += e->later.seg[i].len;
 	}
 	e->later.nseg = 0;
 	fab_free(e->later_block);
 	e->later_block = NULL;
+}
+
+static void deliver(struct mock_cqe *e)
+{
+	deliver_as(e, false);
+}
+
+static void deliver_late(struct mock_cqe *e)
+{
+	deliver_as(e, true);
 }
 
 /* The device placed a received message when it arrived; the mock writes
@@ -86,7 +102,7 @@ static bool place_kept(const void *cq, void *arg)
 {
 	for (struct mock_cqe *e = ((const struct mock_cq *)cq)->head; e; e = e->next)
 		if (kept_for(e, arg))
-			deliver(e);
+			deliver_late(e);
 	return false;
 }
 
@@ -345,7 +361,7 @@ MOCK_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 		struct mock_cqe *e = mcq->head;
 
 		__atomic_store_n(&mcq->head, e->next, __ATOMIC_RELAXED);
-		deliver(e);
+		deliver_late(e);
 		fab_free(e);
 	}
 	while (mcq->spare) {
@@ -777,7 +793,7 @@ void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp)
 		if (e->qp == qp) {
 			__atomic_store_n(pos, e->next, __ATOMIC_RELAXED); /* may be the head */
 			cq->count--;
-			deliver(e);
+			deliver_late(e);
 			verbs_cqe_release(cq, e);
 		} else {
 			cq->tail = e;
