@@ -478,6 +478,34 @@ static const char *send_at_word(struct child *c, void *arg)
 	return NULL;
 }
 
+/* The parent's side of send_at_word: connected to the child, a receive
+ * posted into a page of its own (a region of it in *mr), and the child's
+ * SEND of MSG bytes acknowledged, its completion not polled. */
+static uint8_t *receive_unpolled(struct active *a, struct child *c, struct ibv_mr **mr)
+{
+	uint8_t ready, word = 1, sent;
+	struct offer offer;
+	uint8_t *page;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	shared_fabric();
+	fx_require_backend();
+	child_start(c, send_at_word, NULL);
+	child_expect(c, &ready, 1);
+	connect_to(a, fx_port(), &offer, NULL);
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	*mr = ibv_reg_mr(a->id->pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)page, .length = MSG, .lkey = (*mr)->lkey };
+	FX_VERBS_OK(ibv_post_recv(a->id->qp, &wr, &bad));
+	assert_int_equal(write(c->to_child, &word, 1), 1);
+	child_expect(c, &sent, 1);
+	return page;
+}
+
 /* A message the sender saw acknowledged is in its receive buffer whether
  * or not the receiver polled its completion: the receiver may deregister
  * the region, check it, unmap it and only then destroy its QP (UCX's UD
@@ -486,28 +514,10 @@ static const char *send_at_word(struct child *c, void *arg)
 void ibv_dereg_mr__unpolled_receive_other_process(void **state)
 {
 	struct active a = { 0 };
-	struct offer offer;
-	struct child c;
-	uint8_t ready, word = 1, sent;
-	uint8_t *page;
 	struct ibv_mr *mr;
-	struct ibv_sge sge;
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct child c;
+	uint8_t *page = receive_unpolled(&a, &c, &mr);
 
-	shared_fabric();
-	fx_require_backend();
-	child_start(&c, send_at_word, NULL);
-	child_expect(&c, &ready, 1);
-	connect_to(&a, fx_port(), &offer, NULL);
-	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(page != MAP_FAILED);
-	mr = ibv_reg_mr(a.id->pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
-	if (!mr)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	sge = (struct ibv_sge){ .addr = (uintptr_t)page, .length = MSG, .lkey = mr->lkey };
-	FX_VERBS_OK(ibv_post_recv(a.id->qp, &wr, &bad));
-	assert_int_equal(write(c.to_child, &word, 1), 1);
-	child_expect(&c, &sent, 1);
 	FX_VERBS_OK(ibv_dereg_mr(mr));
 	for (int i = 0; i < MSG; i++)
 		if (page[i] != (uint8_t)(0x60 + i))
@@ -526,28 +536,10 @@ void ibv_dereg_mr__unpolled_receive_other_process(void **state)
 void ibv_destroy_qp__unpolled_receive_unmapped_other_process(void **state)
 {
 	struct active a = { 0 };
-	struct offer offer;
-	struct child c;
-	uint8_t ready, word = 1, sent;
-	uint8_t *page;
 	struct ibv_mr *mr;
-	struct ibv_sge sge;
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct child c;
+	uint8_t *page = receive_unpolled(&a, &c, &mr);
 
-	shared_fabric();
-	fx_require_backend();
-	child_start(&c, send_at_word, NULL);
-	child_expect(&c, &ready, 1);
-	connect_to(&a, fx_port(), &offer, NULL);
-	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(page != MAP_FAILED);
-	mr = ibv_reg_mr(a.id->pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
-	if (!mr)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	sge = (struct ibv_sge){ .addr = (uintptr_t)page, .length = MSG, .lkey = mr->lkey };
-	FX_VERBS_OK(ibv_post_recv(a.id->qp, &wr, &bad));
-	assert_int_equal(write(c.to_child, &word, 1), 1);
-	child_expect(&c, &sent, 1);
 	assert_int_equal(munmap(page, 4096), 0);
 	FX_OK(rdma_disconnect(a.id));
 	child_end(&c, false);
