@@ -112,6 +112,58 @@ void rdma_get_cm_event__established_active_fields(void **state)
 	fx_link_release(&l);
 }
 
+/* The active side's ESTABLISHED when the passive side accepts with
+ * librdmacm's defaults (conn_param NULL): the depths the REQ asked for,
+ * capped by the device; the REP's flow control 0 and RNR retry 7; its
+ * private data all zeros. */
+void rdma_get_cm_event__established_active_accept_defaults(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+	const struct rdma_cm_event *ev = &l.c_est.ev;
+	const struct rdma_conn_param *p = &ev->param.conn;
+
+	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_link_accept_as_given(&l, NULL);
+	FX_FIELD(&f, ev->status, 0);
+	FX_FIELD(&f, p->private_data_len, REP_DATA);
+	data_field(&f, "private_data", p, "", 0, REP_DATA);
+	FX_FIELD(&f, p->responder_resources, cparam.responder_resources);
+	FX_FIELD(&f, p->initiator_depth, cparam.initiator_depth);
+	FX_FIELD(&f, p->flow_control, 0);
+	FX_FIELD(&f, p->retry_count, 0);
+	FX_FIELD(&f, p->rnr_retry_count, 7);
+	FX_FIELD(&f, p->srq, 0);
+	FX_FIELD(&f, p->qp_num, l.s.id->qp->qp_num);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* The same with RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH asked of
+ * rdma_accept, flow control 0 and no private data: the depths are the
+ * REQ's, capped by the device, and the rest is as given. */
+void rdma_get_cm_event__established_active_accept_max_depths(void **state)
+{
+	struct rdma_conn_param s = { .responder_resources = RDMA_MAX_RESP_RES,
+				     .initiator_depth = RDMA_MAX_INIT_DEPTH, .rnr_retry_count = 2,
+				     .retry_count = 4 };
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+	const struct rdma_conn_param *p = &l.c_est.ev.param.conn;
+
+	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_link_accept_as_given(&l, &s);
+	FX_FIELD(&f, p->private_data_len, REP_DATA);
+	data_field(&f, "private_data", p, "", 0, REP_DATA);
+	FX_FIELD(&f, p->responder_resources, cparam.responder_resources);
+	FX_FIELD(&f, p->initiator_depth, cparam.initiator_depth);
+	FX_FIELD(&f, p->flow_control, 0);
+	FX_FIELD(&f, p->retry_count, 0);
+	FX_FIELD(&f, p->rnr_retry_count, 2);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
 static void no_conn_param(struct fx_fields *f, const struct rdma_cm_event *ev)
 {
 	const struct rdma_conn_param *p = &ev->param.conn;

@@ -1025,6 +1025,9 @@ static void deliver_rep(struct fab_id *passive, struct fab_id *active)
 {
 	struct fab_conn_param rep = received(&passive->sent, REP_PRIVATE);
 
+	/* A REP has no retry count: the event reads 0 (cma_set_rep_event_data). */
+	rep.retry_count = 0;
+
 	if (stale_remote_qpn(active, passive->sent.qp_num, passive->dev)) {
 		struct fab_conn_param p = { .private_data_len = REJ_PRIVATE };
 
