@@ -19,11 +19,7 @@
 #define IMM 0x12345678u
 
 /* A connection on one device: the test's body runs once per device. */
-#define EACH_DEVICE(l, f, cparam, sparam)                                   \
-	for (int dev_ = 0, ndev_ = fx_link_addrs(addrs_); dev_ < ndev_ &&       \
-	     ((f).where = addrs_[dev_], fx_link_request(&(l), addrs_[dev_], (cparam)), \
-	      fx_link_accept(&(l), (sparam)), 1);                                \
-	     fx_link_release(&(l)), dev_++)
+#define EACH_DEVICE(l, f, cparam, sparam) FX_EACH_LINK(l, f, addrs_, cparam, sparam)
 
 /* What every successful completion has. On rxe a receive also carries
  * IBV_WC_GRH (rxe_resp.c do_complete sets it on every user receive) and

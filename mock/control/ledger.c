@@ -32,6 +32,7 @@ static const char *const kind_names[LEDGER_KINDS] = {
 	[LEDGER_SRQ] = "SRQ",
 	[LEDGER_AH] = "AH",
 	[LEDGER_DM] = "DM",
+	[LEDGER_MW] = "MW",
 };
 
 struct entry {

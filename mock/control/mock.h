@@ -60,6 +60,7 @@ enum ledger_kind {
 	LEDGER_SRQ,
 	LEDGER_AH,
 	LEDGER_DM,
+	LEDGER_MW,
 	LEDGER_KINDS
 };
 /* call: the public call creating it, a string literal; the outermost

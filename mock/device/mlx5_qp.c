@@ -247,8 +247,9 @@ static uint8_t wqe_opcode(enum ibv_wr_opcode op)
 		return MLX5_OPCODE_ATOMIC_CS;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return MLX5_OPCODE_ATOMIC_FA;
-	case IBV_WR_LOCAL_INV:
-		return MLX5_OPCODE_LOCAL_INVAL;
+	case IBV_WR_LOCAL_INV: /* the provider's UMR, as a bind is */
+	case IBV_WR_BIND_MW:
+		return MLX5_OPCODE_UMR;
 	default:
 		return MLX5_OPCODE_SEND;
 	}
@@ -274,6 +275,12 @@ uint16_t mlx5_sq_write(struct mock_qp *qp, const struct ibv_send_wr *wr, uint64_
 	struct mlx5_wqe_ctrl_seg ctrl;
 	uint32_t ds, nbb;
 	uint16_t index = (uint16_t)r->sq_pi;
+	/* The control segment's immediate: the data's, or the key a bind or
+	 * an invalidation names, as the provider writes them. */
+	__be32 imm = wr->opcode == IBV_WR_BIND_MW ? htobe32(wr->bind_mw.mw->rkey)
+		     : wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_SEND_WITH_INV
+			     ? htobe32(wr->invalidate_rkey)
+			     : wr->imm_data;
 
 	if (qp->qp.qp_type == IBV_QPT_UD) {
 		/* The address handle's vector, then the remote QP and Q_Key. */
@@ -333,7 +340,7 @@ uint16_t mlx5_sq_write(struct mock_qp *qp, const struct ibv_send_wr *wr, uint64_
 	mlx5dv_set_ctrl_seg(&ctrl, index, opcode, 0, qp->qp.qp_num,
 			    (wr->send_flags & IBV_SEND_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) |
 			    (wr->send_flags & IBV_SEND_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0),
-			    (uint8_t)ds, 0, wr->imm_data);
+			    (uint8_t)ds, 0, imm);
 	at = start;
 	sq_put(r, &at, &ctrl, sizeof ctrl);
 	r->sq_first[mark & (r->sq_cnt - 1)] = index;

@@ -10,11 +10,13 @@
 
 #include "internal.h"
 
-/* What the mock models, each device as honestly as it can: flags for
- * what the mock does not do (memory windows, fast registration, raw
- * packet QPs) are not reported. */
+/* What the mock models, each device as honestly as it can: memory windows
+ * of type 1 and 2B, as both rxe and mlx5_ib (with imaicl) report them; flags
+ * for what the mock does not do (fast registration, raw packet QPs) are not
+ * reported. */
 #define CAP_FLAGS (IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_PORT_ACTIVE_EVENT | \
-		   IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN)
+		   IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_MEM_WINDOW | \
+		   IBV_DEVICE_MEM_WINDOW_TYPE_2B)
 
 static const struct fab_profile profiles[] = {
 	[RDMAMOCK_MLX5] = {
@@ -28,6 +30,7 @@ static const struct fab_profile profiles[] = {
 		.max_cq = 16777216,
 		.max_cqe = 4194303,
 		.max_mr = 16777216,
+		.max_mw = 16777216, /* 1 << log_max_mkey, as mlx5_ib reports with imaicl */
 		.max_pd = 16777216,
 		.max_ah = 2147483647,
 		.max_qp_rd_atom = 16,
@@ -60,8 +63,8 @@ static const struct fab_profile profiles[] = {
 		.max_dm_size = 131072,
 	},
 	/* rdma_rxe as measured on Debian 12's kernel 6.1 (ibv_query_device,
-	 * ibv_query_port), less the memory windows it has and the mock has
-	 * not (IBV_DEVICE_MEM_WINDOW, _MEM_MGT_EXTENSIONS, max_mw). */
+	 * ibv_query_port), less the fast registration it has and the mock has
+	 * not (IBV_DEVICE_MEM_MGT_EXTENSIONS). */
 	[RDMAMOCK_GENERIC] = {
 		.fw_ver = "0.0.0",
 		.vendor_id = 0xffffff,
@@ -73,6 +76,7 @@ static const struct fab_profile profiles[] = {
 		.max_cq = 1048576,
 		.max_cqe = 32767,
 		.max_mr = 524287,
+		.max_mw = 524287,
 		.max_pd = 1048576,
 		.max_ah = 32767,
 		.max_qp_rd_atom = 128,
@@ -129,6 +133,7 @@ int fab_device_attr(unsigned serial, struct ibv_device_attr *attr)
 	attr->max_cq = p->max_cq;
 	attr->max_cqe = p->max_cqe;
 	attr->max_mr = p->max_mr;
+	attr->max_mw = p->max_mw;
 	attr->max_pd = p->max_pd;
 	attr->max_qp_rd_atom = p->max_qp_rd_atom;
 	attr->max_res_rd_atom = p->max_qp_rd_atom * p->max_qp;

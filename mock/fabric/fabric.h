@@ -118,6 +118,7 @@ struct fab_profile {
 	int max_cq;
 	int max_cqe;
 	int max_mr;
+	int max_mw;                /* memory windows; 0: none */
 	int max_pd;
 	int max_ah;
 	int max_qp_rd_atom;
@@ -335,6 +336,8 @@ struct fab_packet {
 	uint32_t xrc_srqn;          /* XRC: the SRQ at the target */
 	bool with_imm;
 	__be32 imm;
+	bool with_inv;              /* SEND with invalidate: the responder frees inv_rkey */
+	uint32_t inv_rkey;
 	bool solicited;
 	uint64_t raddr;             /* RDMA and atomics */
 	uint32_t rkey;

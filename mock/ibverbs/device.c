@@ -41,7 +41,7 @@ struct verbs_shared *verbs_shared(void)
 	return fab_root(FAB_ROOT_VERBS, sizeof(struct verbs_shared), NULL);
 }
 
-/* A dead process's MRs, device memory, SRQs and contexts leave the lists
+/* A dead process's MRs, device memory, windows, SRQs and contexts leave the lists
  * other processes search (its memory is freed with the rest of what it
  * owned): an rkey of it no longer opens anything, as the kernel frees a
  * dead process's MRs, and its device memory is the device's again. */
@@ -62,6 +62,7 @@ static void reap(int owner)
 	verbs_lock_take();
 	REAP(vs->mrs, owner);
 	REAP(vs->dms, owner);
+	REAP(vs->mws, owner);
 	REAP(vs->srqs, owner);
 	REAP(vs->contexts, owner);
 	verbs_lock_give();
@@ -222,6 +223,7 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	 * one that says it is not implemented. */
 	verbs_set_unsupported_ops(v);
 	verbs_set_dm_ops(v);
+	verbs_set_mw_ops(v);
 	v->query_port = query_port_ex;
 	v->query_device_ex = verbs_query_device_ex;
 	v->create_cq_ex = verbs_create_cq_ex;

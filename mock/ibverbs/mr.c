@@ -20,15 +20,17 @@
 
 
 
+/* A region's key is its index with variant 0; a window's index is its
+ * own too, whatever its variant (mw.c). */
 static bool key_in_use(uint32_t key)
 {
 	for (struct mock_mr *m = verbs_shared()->mrs; m; m = m->next)
 		if (m->mr.lkey == key)
 			return true;
-	return false;
+	return verbs_mw_key_in_use(key);
 }
 
-static uint32_t new_key(void)
+uint32_t verbs_new_key(void)
 {
 	static uint32_t next_key = 0x1000;
 	uint32_t key;
@@ -146,7 +148,7 @@ struct ibv_mr *verbs_mr_add(struct mock_pd *mpd, struct ibv_pd *pd, void *addr, 
 	m->mr.addr = addr;
 	m->mr.length = length;
 	verbs_lock_take();
-	m->mr.lkey = m->mr.rkey = new_key();
+	m->mr.lkey = m->mr.rkey = verbs_new_key();
 	m->mr.handle = m->mr.lkey >> 8;
 	m->next = verbs_shared()->mrs;
 	verbs_shared()->mrs = m;
@@ -243,6 +245,11 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	FAULT_POSITIVE(LIB, "ibv_dereg_mr");
 	VERBS_DEAD_DESTROY(mr->context, LEDGER_MR, mr);
 	verbs_lock_take();
+	/* A region with a window bound to it stays (IBA 10.6.7.2.6; rxe_dereg_mr). */
+	if (m->windows) {
+		verbs_lock_give();
+		return EINVAL;
+	}
 	/* The kernel deregisters it all the same (ib_dereg_mr does not wait
 	 * for the QPs); the device later fails that work on the stale key. */
 	if (ledger_each(LEDGER_QP, qp_uses_key, &user) || ledger_each(LEDGER_SRQ, srq_uses_key, &user)) {
@@ -264,6 +271,15 @@ MOCK_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	ledger_del(LEDGER_MR, mr, "ibv_dereg_mr");
 	fab_free(m);
 	return 0;
+}
+
+struct mock_mr *verbs_mr_find(const struct ibv_mr *mr)
+{
+	struct mock_mr *m;
+
+	for (m = verbs_shared()->mrs; m && &m->mr != mr; m = m->next)
+		;
+	return m;
 }
 
 bool verbs_mr_map(struct mock_pd *mpd, uint32_t key, uint64_t addr, uint64_t len,

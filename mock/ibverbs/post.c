@@ -188,16 +188,21 @@ static bool is_atomic(enum ibv_wr_opcode op)
 	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+static bool is_send(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_SEND_WITH_INV;
+}
+
 /* Data flows from the requester's buffers (else into them). */
 static bool carries_data_out(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
-	       op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	return is_send(op) || op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static bool is_send(enum ibv_wr_opcode op)
+/* Work the device does on its own side, with nothing on the wire. */
+static bool is_local(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
 }
 
 /* Which transport the QP speaks on the wire; XRC_SEND is RC to an SRQ. */
@@ -207,14 +212,19 @@ static bool reliable(const struct mock_qp *mqp)
 	       mqp->dc_type == MLX5DV_DCTYPE_DCI;
 }
 
-/* What each transport carries; the rest (memory windows, invalidation,
- * TSO) is not modelled and is refused as an unknown opcode would be. */
+/* What each transport carries (memory windows on RC and UC, as rxe's
+ * validate_send_wr has it; a SEND with invalidate to a connected QP); the
+ * rest (TSO) is not modelled and is refused as an unknown opcode would be. */
 static bool opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
-	if (is_send(op))
+	if (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM)
 		return true;
 	if (type == IBV_QPT_UD)
 		return false;
+	if (is_local(op))
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	if (op == IBV_WR_SEND_WITH_INV)
+		return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_XRC_SEND;
 	if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)
 		return true;
 	return (type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND || type == IBV_QPT_DRIVER) &&
@@ -235,6 +245,10 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -452,6 +466,20 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 
 	if (mqp->dc_type == MLX5DV_DCTYPE_DCI && !mqp->raw_ah)
 		return IBV_WC_LOC_QP_OP_ERR; /* a stalled one that lost its vector: none does */
+	/* A bind or an invalidation that fails: mlx5's syndrome says why
+	 * (MW_BIND_ERR, LOCAL_QP_OP_ERR); rxe moves the QP to ERR and the
+	 * request completes flushed (measured on 7.2; 6.1 gives the status
+	 * rxe_do_local_ops sets). */
+	if (is_local(wr->opcode)) {
+		bool took = wr->opcode == IBV_WR_BIND_MW ? verbs_mw_bind(mqp, wr)
+			    : verbs_mw_invalidate(wr->invalidate_rkey);
+
+		if (took)
+			return IBV_WC_SUCCESS;
+		if (mqp->personality != RDMAMOCK_MLX5)
+			return IBV_WC_WR_FLUSH_ERR;
+		return wr->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR : IBV_WC_LOC_QP_OP_ERR;
+	}
 	enum ibv_wc_status status = IBV_WC_SUCCESS;
 	struct fab_response resp;
 	char *buf = NULL;
@@ -475,6 +503,9 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 		pkt.rkey = wr->wr.atomic.rkey;
 		pkt.compare_add = wr->wr.atomic.compare_add;
 		pkt.swap = wr->wr.atomic.swap;
+	} else if (wr->opcode == IBV_WR_SEND_WITH_INV) {
+		pkt.with_inv = true;
+		pkt.inv_rkey = wr->invalidate_rkey;
 	}
 	/* The message out of our buffers, or room for a READ's answer; where
 	 * a read or atomic result lands is checked before anything is sent. */
@@ -755,6 +786,17 @@ static bool run_request(struct mock_qp *mqp, const struct ibv_send_wr *wr, uint6
 		return false;
 	}
 	status = execute(mqp, wr, len, &rnr_timer);
+	/* Unanswered because the QP's own responder (a QP connected to
+	 * itself) put it in error as it took the request: nothing is left to
+	 * retry, and the request is flushed with the rest. */
+	if ((status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RNR_RETRY_EXC_ERR) &&
+	    mqp->state != IBV_QPS_RTS) {
+		if (retry)
+			verbs_qp_end_stall(mqp, true);
+		else
+			complete_send(mqp, wr, IBV_WC_WR_FLUSH_ERR, 0, mark);
+		return retry;
+	}
 	if (status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RNR_RETRY_EXC_ERR) {
 		if (!retry)
 			stall_append(mqp, wr, mark);
@@ -853,6 +895,12 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 	    len > mqp->cap.max_inline_data)
 		return mlx5 ? ENOMEM : EINVAL;
 	if (is_atomic(wr->opcode) && (len < 8 || (wr->wr.atomic.remote_addr & 7)))
+		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		MOCK_REQUIRE(wr->bind_mw.mw, "ibv_post_send",
+			     "a bind without a window (upstream dereferences bind_mw.mw)");
+	/* A bind carries no data (rxe's validate_send_wr). */
+	if (wr->opcode == IBV_WR_BIND_MW && (len || wr->num_sge))
 		return EINVAL;
 	if (mqp->sq_posted - mqp->sq_freed >= mqp->cap.max_send_wr)
 		return ENOMEM;

@@ -175,8 +175,8 @@ struct mock_qp *verbs_qp_of(struct ibv_qp *qp, const char *call)
 #define CREATE_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 		     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
-/* What each QP type can post (as rxe and mlx5 take them, less memory
- * windows and invalidation, which the mock does not model). */
+/* What each QP type can post (rxe's RXE_SUP_*_QP_SEND_OPS_FLAGS, less
+ * atomic write, which the devices do not report). */
 static uint64_t send_ops(enum ibv_qp_type type)
 {
 	switch (type) {
@@ -184,7 +184,11 @@ static uint64_t send_ops(enum ibv_qp_type type)
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	case IBV_QPT_UC:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
-		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_BIND_MW |
+		       IBV_QP_EX_WITH_SEND_WITH_INV;
+	case IBV_QPT_RC:
+		return SEND_OPS | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
+		       IBV_QP_EX_WITH_SEND_WITH_INV;
 	default:
 		return SEND_OPS;
 	}
@@ -526,6 +530,7 @@ MOCK_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (qp->qp_num) /* a DCT before RTR is not on the fabric */
 		fab_qp_destroy(qp->qp_num);
 	verbs_async_forget(qp->context, qp);
+	verbs_mw_forget_qp(mqp);
 	mqp->magic = 0;
 	ledger_del(LEDGER_QP, qp, "ibv_destroy_qp");
 	reported = mqp->async_reported;

@@ -196,6 +196,10 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = pkt->imm;
 	}
+	if (status == IBV_WC_SUCCESS && pkt->with_inv) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = pkt->inv_rkey;
+	}
 	/* rxe (rxe_resp.c do_complete) marks every receive of a user QP with
 	 * IBV_WC_GRH, and gives a source QP only from a DETH (UD). */
 	if (status == IBV_WC_SUCCESS && (generic || mqp->qp.qp_type == IBV_QPT_UD) && !pkt->no_grh)
@@ -290,6 +294,18 @@ static void receive_send(struct mock_qp *mqp, const struct fab_packet *pkt,
 		free(msg);
 		return;
 	}
+	/* A SEND with invalidate frees the window it names once its data is
+	 * in. A key that frees nothing fails the receive and moves the QP to
+	 * ERR, after the request was acknowledged: its sender completes
+	 * successfully (rxe_resp.c RESPST_ERR_INVALIDATE_RKEY, class J;
+	 * measured on 6.1). */
+	if (status == IBV_WC_SUCCESS && pkt->with_inv && !verbs_mw_invalidate(pkt->inv_rkey)) {
+		complete_recv(mqp, msrq, w, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, len, pkt, NULL);
+		verbs_qp_error(mqp, IBV_QPS_ERR);
+		resp->ack = FAB_ACK;
+		free(msg);
+		return;
+	}
 	/* The completion copies the message it keeps: msg may go. */
 	complete_recv(mqp, msrq, w, status, IBV_WC_RECV, len, pkt, later.nseg ? &later : NULL);
 	free(msg);
@@ -313,13 +329,14 @@ static bool mem_failed(int err)
 }
 
 /* The responder's memory for an RDMA or atomic request: its QP must allow
- * the access, and the rkey name a region of its PD that allows it too. A
+ * the access, and the rkey name a region of its PD that allows it too, or
+ * a window bound to one (mw.c). A
  * zero-length RDMA checks no key. */
 static bool remote_memory(struct mock_qp *mqp, const struct fab_packet *pkt, uint64_t len,
 			  unsigned access, struct verbs_mem *at)
 {
 	return (mqp->attr.qp_access_flags & access) &&
-	       (!len || verbs_mr_map(mqp->mpd, pkt->rkey, pkt->raddr, len, access, at));
+	       (!len || verbs_rkey_map(mqp, pkt->rkey, pkt->raddr, len, access, at));
 }
 
 static void receive_write(struct mock_qp *mqp, const struct fab_packet *pkt,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* libibverbs: the context operations the mock does not implement. The
- * header's inline wrappers (ibv_create_flow, ibv_alloc_mw,
+ * header's inline wrappers (ibv_create_flow, ibv_alloc_td,
  * ...) call these through the context, as they call a provider's; each
  * fails as libibverbs' dummy op for a provider that lacks it (EOPNOTSUPP,
  * NULL and errno for constructors) and says once that it is not
@@ -27,21 +27,6 @@
 		SAY(call);         \
 		return EOPNOTSUPP; \
 	} while (0)
-
-static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
-{
-	FAIL_NULL("ibv_alloc_mw");
-}
-
-static int bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
-{
-	FAIL_POSITIVE("ibv_bind_mw");
-}
-
-static int dealloc_mw(struct ibv_mw *mw)
-{
-	FAIL_POSITIVE("ibv_dealloc_mw");
-}
 
 static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
 		     struct ibv_sge *sg_list, uint32_t num_sges)
@@ -175,9 +160,6 @@ static struct ibv_qp *open_qp(struct ibv_context *context, struct ibv_qp_open_at
 
 void verbs_set_unsupported_ops(struct verbs_context *v)
 {
-	v->context.ops.alloc_mw = alloc_mw;
-	v->context.ops.bind_mw = bind_mw;
-	v->context.ops.dealloc_mw = dealloc_mw;
 	v->advise_mr = advise_mr;
 	v->alloc_null_mr = alloc_null_mr;
 	v->read_counters = read_counters;

@@ -26,6 +26,7 @@
 #define VERBS_AH_MAGIC      0x76616821u /* "vah!" */
 #define VERBS_XRCD_MAGIC    0x76786421u /* "vxd!" */
 #define VERBS_DM_MAGIC      0x76646d21u /* "vdm!" */
+#define VERBS_MW_MAGIC      0x766d7721u /* "vmw!" */
 
 
 struct mock_device {
@@ -100,6 +101,7 @@ void verbs_lock_give(void);
 struct verbs_shared {
 	struct mock_mr *mrs;
 	struct mock_dm *dms; /* for each device's device memory in use */
+	struct mock_mw *mws; /* every live memory window, for key lookups */
 	struct mock_srq *srqs;
 	struct mock_context *contexts;
 };
@@ -121,6 +123,22 @@ struct mock_mr {
 	uint64_t host;        /* where iova lies in pid's memory: addr, or in device memory */
 	struct mock_dm *dm;   /* the device memory it covers (ibv_reg_dm_mr), or NULL */
 	unsigned access;
+	int windows;          /* memory windows bound to it: ibv_dereg_mr is EINVAL */
+};
+
+/* A memory window (mw.c): a range of a region opened to peers by a key of
+ * its own. */
+struct mock_mw {
+	struct ibv_mw mw;
+	unsigned magic;
+	struct mock_mw *next;  /* every live window, for key lookups */
+	struct mock_pd *mpd;
+	uint32_t key;          /* the device's: the key it was last bound with */
+	bool valid;            /* type 1 from the start; type 2 while bound */
+	struct mock_mr *mr;    /* bound to (a length above 0), or NULL */
+	uint64_t addr, length;
+	unsigned access;
+	struct mock_qp *qp;    /* type 2: the QP that bound it, the only one its key opens to */
 };
 
 /* Device memory (dm.c): pages of the process that allocated it, which the
@@ -387,6 +405,21 @@ struct ibv_mr *verbs_mr_add(struct mock_pd *mpd, struct ibv_pd *pd, void *addr, 
 /* The kernel's checks of an MR's access flags (ib_check_mr_access): 0 or
  * the errno. */
 int verbs_mr_check_access(unsigned access);
+/* Memory windows (mw.c), under verbs_lock but for the ops. The device's
+ * bind of wr (IBV_WR_BIND_MW) on mqp, and the invalidation of a type 2
+ * window's key: whether they took. verbs_rkey_map resolves a responder's
+ * rkey, a window's or a region's, as verbs_mr_map does. */
+void verbs_set_mw_ops(struct verbs_context *vctx);
+bool verbs_mw_bind(struct mock_qp *mqp, const struct ibv_send_wr *wr);
+bool verbs_mw_invalidate(uint32_t key);
+bool verbs_rkey_map(struct mock_qp *mqp, uint32_t key, uint64_t addr, uint64_t len, unsigned access,
+		    struct verbs_mem *at);
+bool verbs_mw_key_in_use(uint32_t key);
+void verbs_mw_forget_qp(const struct mock_qp *mqp);
+/* A new key whose index no region or window has (mr.c), and the live
+ * region a pointer names, or NULL. */
+uint32_t verbs_new_key(void);
+struct mock_mr *verbs_mr_find(const struct ibv_mr *mr);
 /* The doorbell register of this process (post.c), NULL where there is none. */
 void *verbs_doorbell_page(void);
 /* A ring's receive WQEs the device has not taken, onto the QP's list (post.c). */

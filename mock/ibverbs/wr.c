@@ -300,24 +300,42 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	drop_pending(building(qpx, "ibv_wr_abort")->batch);
 }
 
-/* Memory windows, invalidation, TSO and atomic write are not modelled:
- * the QP was never created for them (create_qp_ex refuses the flags), so
- * the call fails the batch as an operation the QP lacks. */
+/* Memory windows and invalidation (mw.c): the requests ibv_post_send
+ * takes, bind_mw's window and key as given. */
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	open_wr(qpx, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW, "ibv_wr_bind_mw");
+	struct ibv_send_wr *wr = open_wr(qpx, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW, "ibv_wr_bind_mw");
+
+	MOCK_REQUIRE(info, "ibv_wr_bind_mw", "bind_info is NULL (upstream reads it)");
+	if (wr) {
+		wr->bind_mw.mw = mw;
+		wr->bind_mw.rkey = rkey;
+		wr->bind_mw.bind_info = *info;
+	}
 }
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	open_wr(qpx, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV, "ibv_wr_local_inv");
+	struct ibv_send_wr *wr = open_wr(qpx, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV,
+					 "ibv_wr_local_inv");
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
 }
 
 static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	open_wr(qpx, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV, "ibv_wr_send_inv");
+	struct ibv_send_wr *wr = open_wr(qpx, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV,
+					 "ibv_wr_send_inv");
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
 }
+
+/* TSO and atomic write are not modelled: the QP was never created for
+ * them (create_qp_ex refuses the flags), so the call fails the batch as
+ * an operation the QP lacks. */
 
 static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
