@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "link.h"
 
 #define WAIT_MS 5000
 #define QUIET_MS 300
@@ -135,6 +136,43 @@ void rdma_connect__no_listener(void **state)
 	FX_OK(rdma_ack_cm_event(ev));
 	FX_OK(rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
+}
+
+/* A REQ the passive side reads and never answers: the CM acknowledges it
+ * with an MRA of service timeout 24, so the active side waits 16 tries of
+ * some 66 s, then reads UNREACHABLE, ETIMEDOUT. The passive side is not
+ * told: an rdma_accept afterwards succeeds, its REP finds nobody waiting,
+ * and after its own tries it reads UNREACHABLE, ETIMEDOUT too. */
+void rdma_connect__unanswered_request(void **state)
+{
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_event *ev;
+	struct fx_link l;
+	uint64_t t0, waited;
+
+	rc_require_clock_jumps("the MRA'd REQ goes unanswered for 17.6 minutes");
+	fx_link_request(&l, fx_addr(AF_INET), NULL);
+	t0 = rc_now_ns();
+	assert_true(fx_quiet(l.client_ch, 60000));
+	ev = fx_expect(l.client_ch, RDMA_CM_EVENT_UNREACHABLE, 10000);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	FX_OK(rdma_ack_cm_event(ev));
+	waited = (rc_now_ns() - t0) / 1000000000u;
+	if (waited < 16 * 65 || waited > 18 * 60)
+		fail_msg("UNREACHABLE %llu s after the REQ: not the MRA's 16 tries of 66 s",
+			 (unsigned long long)waited);
+	FX_OK(rdma_accept(l.s.id, &param));
+	FX_OK(rdma_ack_cm_event(l.request));
+	l.request = NULL;
+	t0 = rc_now_ns();
+	ev = fx_expect(l.server_ch, RDMA_CM_EVENT_UNREACHABLE, 10000);
+	assert_int_equal(ev->status, -ETIMEDOUT);
+	FX_OK(rdma_ack_cm_event(ev));
+	waited = (rc_now_ns() - t0) / 1000000000u;
+	if (waited < 60 || waited > 70)
+		fail_msg("the late REP's UNREACHABLE %llu s after rdma_accept: not the REP's 16 tries of 4 s",
+			 (unsigned long long)waited);
+	fx_link_release(&l);
 }
 
 void rdma_reject__private_data(void **state)

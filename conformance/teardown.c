@@ -5,6 +5,7 @@
  * librdmacm moves a QP to ERR only in the calls of its own side
  * (rdma_disconnect; REJECTED); the kernel's CM never touches a user QP, so
  * DISCONNECTED leaves the QP where it was. */
+#include <errno.h>
 #include <string.h>
 
 #include "link.h"
@@ -130,6 +131,39 @@ void rdma_disconnect__work_outstanding(void **state)
 	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
 	fx_post_recv(&l.s, 33, 0, 64);
 	fx_cq_quiet(l.s.id->recv_cq, 100);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* One side disconnects and the other never does: the passive side reads
+ * DISCONNECTED at once, its QP in RTS and its receive posted; the active
+ * side's DREQ goes unanswered for its 16 tries (74 s on the fabric's
+ * clock), then it reads DISCONNECTED with ETIMEDOUT and TIMEWAIT_EXIT, and
+ * the passive side hears nothing more (its timewait starts with its own
+ * rdma_disconnect). */
+void rdma_disconnect__peer_silent(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct rdma_cm_event *ev;
+	struct fx_link l;
+	uint64_t t0, waited;
+
+	rc_require_clock_jumps("the unanswered DREQ's 16 tries take 74 s");
+	fx_link_up(&l, NULL, NULL);
+	fx_post_recv(&l.s, 41, 0, 64);
+	t0 = rc_now_ns();
+	FX_OK(rdma_disconnect(l.c.id));
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	FX_FIELD(&f, fx_qp_state(l.s.id->qp), IBV_QPS_RTS);
+	FX_FIELD(&f, fx_cq_quiet(l.s.id->recv_cq, 100), 1);
+	ev = fx_expect(l.client_ch, RDMA_CM_EVENT_DISCONNECTED, 2 * WAIT_MS);
+	FX_FIELD(&f, ev->status, -ETIMEDOUT);
+	FX_OK(rdma_ack_cm_event(ev));
+	waited = (rc_now_ns() - t0) / 1000000000u;
+	if (waited < 70 || waited > 80)
+		fx_field(&f, "seconds to the active side's DISCONNECTED", (long long)waited, 74);
+	fx_expect_ack(l.client_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
+	FX_FIELD(&f, fx_quiet(l.server_ch, 1000), 1);
 	fx_fields_done(&f);
 	fx_link_release(&l);
 }

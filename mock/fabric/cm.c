@@ -52,6 +52,15 @@ enum {
 #define CM_TRY_MS_INITIATOR 4608u
 #define CM_TRY_MS_RESPONDER 4096u
 #define TIMEWAIT_MS 512u
+/* A REQ the passive side has not answered when the CM hands it up is
+ * acknowledged by an MRA with service timeout 24 (CMA_CM_MRA_SETTING): the
+ * active side then waits 65536 ms (and its packet life's 2*256) a try, 16
+ * tries in all, some 17.6 minutes, before UNREACHABLE (ETIMEDOUT). */
+#define MRA_TRY_MS (65536u + 512u)
+/* A program may be slow to answer a request it has read (it computes, or
+ * sleeps): the auto clock jumps to these timeouts only after 2 s of real
+ * quiet with every thread asleep, not after the usual millisecond. */
+#define UNANSWERED_QUIET_MS 2000u
 
 /* ---------------------------------------------------------------- ids */
 
@@ -923,6 +932,25 @@ static void send_req(struct fab_id *active, int delayed)
 	listener->pending_requests++;
 	req = request_seen(listener, active);
 	fab_queue_event(listener, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &req, conn);
+	if (!ud)
+		fab_timer_add_patient(active, MRA_TRY_MS * CM_SENDS, TIMER_UNANSWERED, 0, UNANSWERED_QUIET_MS);
+}
+
+/* The MRA's last wait is over. The active side gives up (UNREACHABLE,
+ * ETIMEDOUT; the IB CM sends nothing: cm_process_send_error), and the
+ * passive side, not told, may still accept: its REP then goes unanswered,
+ * and after its own tries it hears UNREACHABLE too. */
+static void unanswered(struct fab_id *id)
+{
+	if (id->initiator && id->cm == CM_REQ_SENT && id->peer) {
+		id->peer->abandoned = true;
+		id->peer->peer = NULL;
+		id->peer = NULL;
+	} else if (!(!id->initiator && id->cm == CM_REP_SENT && id->abandoned)) {
+		return;
+	}
+	id->cm = CM_IDLE;
+	fab_queue_event(id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
 }
 
 /* cma_sidr_rep_handler: the active side of a UD id learns the answer. A
@@ -1038,6 +1066,7 @@ static void deliver_rep(struct fab_id *passive, struct fab_id *active)
 		return;
 	}
 	set_got(active, &passive->sent, passive->dev);
+	fab_timer_cancel(active);
 	active->cm = CM_REP_RCVD;
 	fab_queue_event(active, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &rep, NULL);
 }
@@ -1110,6 +1139,12 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 			id->peer = NULL;
 			sidr_answer(peer, 0, param, id);
 		}
+	} else if (param && id->cm == CM_REQ_RCVD && id->abandoned && param->private_data_len <= REP_PRIVATE) {
+		/* The active side gave up: the REP finds nobody waiting. */
+		id->sent = *param;
+		id->uid = uid;
+		id->cm = CM_REP_SENT;
+		fab_timer_add_patient(id, CM_TRY_MS_RESPONDER * CM_SENDS, TIMER_UNANSWERED, 0, UNANSWERED_QUIET_MS);
 	} else if (param && (id->cm != CM_REQ_RCVD || !peer || param->private_data_len > REP_PRIVATE)) {
 		err = -EINVAL;
 	} else if (!param && (id->cm != CM_REP_RCVD || !peer)) {
@@ -1341,6 +1376,9 @@ void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg)
 		break;
 	case TIMER_DREQ_ARRIVES:
 		dreq_arrives(id);
+		break;
+	case TIMER_UNANSWERED:
+		unanswered(id);
 		break;
 	case TIMER_VERBS:
 	case TIMER_WAKE:

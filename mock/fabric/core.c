@@ -77,7 +77,7 @@ static struct fab_timer **first_fireable(void)
  * jump), and say whether anything fired; the next deadline (0: none). The verbs lock is taken
  * first, as everywhere (a verbs timer's object cannot go meanwhile), then
  * the fabric's. */
-static uint64_t run_timers(bool jump, uint64_t seen, bool *fired)
+static uint64_t run_timers(bool jump, uint64_t seen, bool *fired, uint64_t *quiet)
 {
 	struct fab_timer **pos, *t;
 	uint64_t next;
@@ -102,6 +102,8 @@ static uint64_t run_timers(bool jump, uint64_t seen, bool *fired)
 		fab_free(t);
 	}
 	next = t ? t->due_ns : 0;
+	/* The quiet a jump to the first timer needs. */
+	*quiet = fab.timers && fab.timers->quiet_ns > FAB_QUIET_NS ? fab.timers->quiet_ns : FAB_QUIET_NS;
 	/* Said while the fabric is still locked: a timer added after this
 	 * is added after the watcher looked, and watcher_kick, which its
 	 * adder calls once unlocked, compares it with this deadline. Said
@@ -203,6 +205,7 @@ static void *watcher_main(void *arg)
 	bool shared;
 	uint64_t seen = 0, quiet_since = 0, asleep_since = 0;
 	bool pending = false;
+	uint64_t need = FAB_QUIET_NS; /* the quiet the first timer needs (fab_timer_add_patient) */
 
 	/* First, before any call that may wait for the fabric's attach (the
 	 * thread that started this one may be attaching). */
@@ -239,10 +242,10 @@ static void *watcher_main(void *arg)
 			} else if (!asleep_since) {
 				asleep_since = real;
 			} else {
-				jump = real - asleep_since >= FAB_QUIET_NS;
+				jump = real - asleep_since >= need;
 			}
 		}
-		next = run_timers(jump, seen, &fired);
+		next = run_timers(jump, seen, &fired, &need);
 		pending = next != 0;
 		if (fired) {
 			quiet_since = fab_mono_ns();
@@ -259,7 +262,7 @@ static void *watcher_main(void *arg)
 		/* While a timer is pending, look again when the quiet would be long
 		 * enough to jump (another member may jump meanwhile). */
 		if (next && fab_clock_auto()) {
-			uint64_t at = (asleep_since ? asleep_since : quiet_since) + FAB_QUIET_NS;
+			uint64_t at = (asleep_since ? asleep_since + need : quiet_since + FAB_QUIET_NS);
 			uint64_t r = fab_mono_ns();
 			int64_t quiet = at <= r ? 100000 : (int64_t)(at - r);
 
@@ -431,7 +434,8 @@ static void timer_insert(struct fab_timer *t)
 		kick_due = t->due_ns;
 }
 
-void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg)
+void fab_timer_add_patient(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg,
+			   unsigned quiet_ms)
 {
 	struct fab_timer *t = fab_alloc_owned(id->owner, sizeof *t);
 
@@ -440,10 +444,16 @@ void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int
 		return;
 	}
 	t->due_ns = fab_now_ns() + (uint64_t)ms * 1000000u;
+	t->quiet_ns = (uint64_t)quiet_ms * 1000000u;
 	t->id = id;
 	t->kind = kind;
 	t->arg = arg;
 	timer_insert(t);
+}
+
+void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg)
+{
+	fab_timer_add_patient(id, ms, kind, arg, 0);
 }
 
 void fab_timer_add_verbs(void *obj, int owner, uint64_t ns, int arg)
@@ -458,6 +468,7 @@ void fab_timer_add_verbs(void *obj, int owner, uint64_t ns, int arg)
 	t->due_ns = fab_now_ns() + ns;
 	t->obj = obj;
 	t->kind = TIMER_VERBS;
+	t->quiet_ns = 0;
 	t->arg = arg;
 	timer_insert(t);
 	fab_unlock();
@@ -495,6 +506,7 @@ void fab_timer_add_wake(struct fab_bell *bell, uint64_t due_ns)
 	t->due_ns = due_ns;
 	t->obj = bell;
 	t->kind = TIMER_WAKE;
+	t->quiet_ns = 0;
 	timer_insert(t);
 }
 

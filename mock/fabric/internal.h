@@ -106,6 +106,7 @@ struct fab_id {
 	bool disconnected;    /* DISCONNECTED was generated: only TIMEWAIT_EXIT follows */
 	bool destroyed;       /* by rdma_destroy_id, its memory kept until the acks */
 	bool cut;             /* the peer vanished (a fault): it hears nothing more */
+	bool abandoned;       /* passive: the active side stopped waiting for its answer */
 	int req_sends;        /* REQs sent for this connection */
 	struct fab_conn_param sent; /* its REQ or REP */
 	struct fab_conn_param got;  /* the peer's REQ or REP */
@@ -144,6 +145,7 @@ enum fab_timer_kind {
 	TIMER_DREQ,        /* the DREQ was never answered */
 	TIMER_REP_ARRIVES, /* a delayed REP reaches the active side */
 	TIMER_DREQ_ARRIVES, /* a delayed DREQ reaches the peer */
+	TIMER_UNANSWERED,  /* a REQ (MRA'd) or a REP was never answered: UNREACHABLE */
 	TIMER_VERBS,       /* the verbs layer's (fab_timer_add_verbs) */
 	TIMER_WAKE,        /* a wait on the clock is over (clock.c): ring its bell */
 };
@@ -154,6 +156,7 @@ struct fab_timer {
 	void *obj;          /* TIMER_VERBS; TIMER_WAKE: its fab_bell */
 	enum fab_timer_kind kind;
 	int arg;
+	uint64_t quiet_ns;  /* the real quiet a jump to it needs (0: FAB_QUIET_NS) */
 };
 void cm_timer_fire(struct fab_id *id, enum fab_timer_kind kind, int arg);
 
@@ -262,6 +265,11 @@ struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type ty
 				   const struct fab_conn_param *param, struct fab_id *conn_id);
 void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
 void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg);
+/* The same for a timeout that a slow program, not a silent peer, may be
+ * keeping from its answer: the auto clock jumps to it only after quiet_ms of
+ * real quiet with every thread asleep, not the usual FAB_QUIET_NS. */
+void fab_timer_add_patient(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg,
+			   unsigned quiet_ms);
 void fab_timer_cancel(struct fab_id *id);
 void fab_timer_add_wake(struct fab_bell *bell, uint64_t due_ns);
 void fab_timer_cancel_obj_locked(void *obj);
