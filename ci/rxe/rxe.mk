@@ -13,7 +13,8 @@
 # Settings (environment or make variables): RXE_GUEST_TIMEOUT (900 s per
 # guest), RXE_TEST_TIMEOUT (60 s per test), RXE_SUITE_TIMEOUT (300 s per run),
 # RXE_ACCEL=kvm|tcg, RXE_TESTS='glob ...' (a subset), RXE_REFRESH_HOURS (24),
-# RXE_TWOHOST=netns|guests.
+# RXE_TWOHOST=netns|guests, RXE_PHASE=all|guests|verdict (the guests only, or
+# the verdict from the results they left).
 
 RXE_OUT := $(BUILD)/rxe
 # Appended to the --matrix command. By default --compare mock: a clause that
