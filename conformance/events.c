@@ -175,6 +175,122 @@ void rdma_connect__unanswered_request(void **state)
 	fx_link_release(&l);
 }
 
+/* A listener with a backlog of one request: a second REQ that arrives
+ * while the first waits unread is dropped (ucma has no room; the CM sends
+ * no REJ, so that the sender tries again), and its sender's CM sends it
+ * again after its timeout: it arrives once the program has taken the
+ * first. Each client has a QP of its own (two REQs from one node naming
+ * one QP number, 0 for an id without a QP, are a stale connection to the
+ * CM: the second is refused with reason 10, measured on rxe). */
+void rdma_listen__backlog_full(void **state)
+{
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+				     .rnr_retry_count = 7 };
+	struct rdma_event_channel *sch = fx_channel(), *cch = fx_channel();
+	struct rdma_cm_id *lid, *c[2], *conn;
+	struct sockaddr_storage sa;
+	struct rdma_cm_event *ev;
+	uint64_t t0;
+
+	fx_need_local_passive();
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
+	FX_OK(rdma_create_id(sch, &lid, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_bind_addr(lid, (struct sockaddr *)&sa));
+	FX_OK(rdma_listen(lid, 1));
+	for (int i = 0; i < 2; i++) {
+		FX_OK(rdma_create_id(cch, &c[i], NULL, RDMA_PS_TCP));
+		FX_OK(rdma_resolve_addr(c[i], NULL, (struct sockaddr *)&sa, 2000));
+		fx_expect_ack(cch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+		FX_OK(rdma_resolve_route(c[i], 2000));
+		fx_expect_ack(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
+		/* Its own attributes: rdma_create_qp writes the CQs it makes there. */
+		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+					       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+							.max_send_sge = 1, .max_recv_sge = 1 } };
+
+		FX_OK(rdma_create_qp(c[i], NULL, &qa));
+	}
+	FX_OK(rdma_connect(c[0], &p));
+	rc_sleep_ms(300);
+	t0 = rc_now_ns();
+	FX_OK(rdma_connect(c[1], &p));
+	rc_sleep_ms(1000);
+	assert_true(fx_quiet(cch, 0));
+	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
+	assert_int_equal(ev->param.conn.qp_num, c[0]->qp->qp_num);
+	conn = ev->id;
+	FX_OK(rdma_reject(conn, NULL, 0));
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(conn));
+	ev = fx_expect(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_ptr_equal(ev->id, c[0]);
+	FX_OK(rdma_ack_cm_event(ev));
+	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, 3 * WAIT_MS);
+	assert_int_equal(ev->param.conn.qp_num, c[1]->qp->qp_num);
+	print_message("the dropped REQ arrived %.1f s after rdma_connect\n",
+		      (double)(rc_now_ns() - t0) / 1e9);
+	conn = ev->id;
+	FX_OK(rdma_reject(conn, NULL, 0));
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(conn));
+	fx_expect_ack(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	for (int i = 0; i < 2; i++) {
+		rdma_destroy_qp(c[i]);
+		FX_OK(rdma_destroy_id(c[i]));
+	}
+	FX_OK(rdma_destroy_id(lid));
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(sch);
+}
+
+/* Two REQs from one node naming one QP number while the first's connection
+ * is being made: the CM takes the second for a stale connection and
+ * refuses it, REJECTED with reason 10; the listener hears only the first.
+ * Ids without a QP both name QP number 0. */
+void rdma_connect__same_qp_number(void **state)
+{
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+				     .rnr_retry_count = 7 };
+	struct rdma_event_channel *sch = fx_channel(), *cch = fx_channel();
+	struct rdma_cm_id *lid, *c[2], *conn;
+	struct sockaddr_storage sa;
+	struct rdma_cm_event *ev;
+
+	fx_need_local_passive();
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
+	FX_OK(rdma_create_id(sch, &lid, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_bind_addr(lid, (struct sockaddr *)&sa));
+	FX_OK(rdma_listen(lid, 4));
+	for (int i = 0; i < 2; i++) {
+		FX_OK(rdma_create_id(cch, &c[i], NULL, RDMA_PS_TCP));
+		FX_OK(rdma_resolve_addr(c[i], NULL, (struct sockaddr *)&sa, 2000));
+		fx_expect_ack(cch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+		FX_OK(rdma_resolve_route(c[i], 2000));
+		fx_expect_ack(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
+	}
+	FX_OK(rdma_connect(c[0], &p));
+	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
+	conn = ev->id;
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_connect(c[1], &p));
+	ev = fx_expect(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_ptr_equal(ev->id, c[1]);
+	assert_int_equal(ev->status, 10);
+	FX_OK(rdma_ack_cm_event(ev));
+	assert_true(fx_quiet(sch, 500));
+	FX_OK(rdma_reject(conn, NULL, 0));
+	FX_OK(rdma_destroy_id(conn));
+	ev = fx_expect(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_ptr_equal(ev->id, c[0]);
+	assert_int_equal(ev->status, 28);
+	FX_OK(rdma_ack_cm_event(ev));
+	for (int i = 0; i < 2; i++)
+		FX_OK(rdma_destroy_id(c[i]));
+	FX_OK(rdma_destroy_id(lid));
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(sch);
+}
+
 void rdma_reject__private_data(void **state)
 {
 	struct fx fx;

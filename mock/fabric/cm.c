@@ -888,6 +888,17 @@ static bool req_fault(struct fab_id *active, struct fab_device *dev, bool delaye
 	return true;
 }
 
+/* A connection of the CM, being made or made, whose peer is QP qpn of dev
+ * (another id than the asker). */
+static bool live_remote_qpn(const struct fab_id *asker, uint32_t qpn, const struct fab_device *dev)
+{
+	for (const struct fab_id *x = fab.got_index[qpn % FAB_BIND_BUCKETS]; x; x = x->next_got)
+		if (x != asker && x->has_cm && x->remote_dev == dev && x->got.qp_num == qpn &&
+		    (x->cm == CM_REQ_RCVD || x->cm == CM_REP_SENT || x->cm == CM_ESTABLISHED))
+			return true;
+	return false;
+}
+
 /* One REQ on the wire. A full backlog drops it silently (ucma returns
  * -ENOMEM, the CM answers nothing) and the sender tries again later; after
  * the last try it gives up with UNREACHABLE. */
@@ -917,6 +928,14 @@ static void send_req(struct fab_id *active, int delayed)
 	}
 	if (!listener) {
 		reject_request(active, reason);
+		return;
+	}
+	/* cm_req_handler: a REQ that names, from the same node, the QP a
+	 * connection being made or made already has as its peer is stale:
+	 * REJ 10 (measured on rxe44 and rxe65: two ids without QPs, QP
+	 * number 0 both, the second refused while the first waited). */
+	if (!ud && live_remote_qpn(active, active->sent.qp_num, active->dev)) {
+		reject_request(active, REJ_STALE_CONN);
 		return;
 	}
 	if (listener->pending_requests >= listener->backlog) {
