@@ -175,72 +175,99 @@ void rdma_connect__unanswered_request(void **state)
 	fx_link_release(&l);
 }
 
-/* A listener with a backlog of one request: a second REQ that arrives
- * while the first waits unread is dropped (ucma has no room; the CM sends
- * no REJ, so that the sender tries again), and its sender's CM sends it
- * again after its timeout: it arrives once the program has taken the
- * first. Each client has a QP of its own (two REQs from one node naming
- * one QP number, 0 for an id without a QP, are a stale connection to the
- * CM: the second is refused with reason 10, measured on rxe). */
-void rdma_listen__backlog_full(void **state)
+/* A listener of `backlog` at the test address, and two clients routed to
+ * it, each with a QP of its own when with_qps. */
+struct two_clients {
+	struct rdma_event_channel *sch, *cch;
+	struct rdma_cm_id *lid, *c[2];
+};
+
+static const struct rdma_conn_param two_param = {
+	.responder_resources = 1, .initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7,
+};
+
+static void two_clients_up(struct two_clients *t, int backlog, bool with_qps)
 {
-	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
-				     .rnr_retry_count = 7 };
-	struct rdma_event_channel *sch = fx_channel(), *cch = fx_channel();
-	struct rdma_cm_id *lid, *c[2], *conn;
 	struct sockaddr_storage sa;
-	struct rdma_cm_event *ev;
-	uint64_t t0;
 
 	fx_need_local_passive();
+	t->sch = fx_channel();
+	t->cch = fx_channel();
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
-	FX_OK(rdma_create_id(sch, &lid, NULL, RDMA_PS_TCP));
-	FX_OK(rdma_bind_addr(lid, (struct sockaddr *)&sa));
-	FX_OK(rdma_listen(lid, 1));
+	FX_OK(rdma_create_id(t->sch, &t->lid, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_bind_addr(t->lid, (struct sockaddr *)&sa));
+	FX_OK(rdma_listen(t->lid, backlog));
 	for (int i = 0; i < 2; i++) {
-		FX_OK(rdma_create_id(cch, &c[i], NULL, RDMA_PS_TCP));
-		FX_OK(rdma_resolve_addr(c[i], NULL, (struct sockaddr *)&sa, 2000));
-		fx_expect_ack(cch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
-		FX_OK(rdma_resolve_route(c[i], 2000));
-		fx_expect_ack(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
 		/* Its own attributes: rdma_create_qp writes the CQs it makes there. */
 		struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
 					       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
 							.max_send_sge = 1, .max_recv_sge = 1 } };
 
-		FX_OK(rdma_create_qp(c[i], NULL, &qa));
+		FX_OK(rdma_create_id(t->cch, &t->c[i], NULL, RDMA_PS_TCP));
+		FX_OK(rdma_resolve_addr(t->c[i], NULL, (struct sockaddr *)&sa, 2000));
+		fx_expect_ack(t->cch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+		FX_OK(rdma_resolve_route(t->c[i], 2000));
+		fx_expect_ack(t->cch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
+		if (with_qps)
+			FX_OK(rdma_create_qp(t->c[i], NULL, &qa));
 	}
-	FX_OK(rdma_connect(c[0], &p));
+}
+
+/* The listener's request at hand (ev) is rejected and its id destroyed;
+ * the client it came from hears REJECTED, reason 28. */
+static void reject_request_of(struct two_clients *t, struct rdma_cm_event *ev, struct rdma_cm_id *from)
+{
+	struct rdma_cm_id *conn = ev->id;
+
+	FX_OK(rdma_reject(conn, NULL, 0));
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_destroy_id(conn));
+	ev = fx_expect(t->cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_ptr_equal(ev->id, from);
+	assert_int_equal(ev->status, 28);
+	FX_OK(rdma_ack_cm_event(ev));
+}
+
+static void two_clients_down(struct two_clients *t)
+{
+	for (int i = 0; i < 2; i++) {
+		if (t->c[i]->qp)
+			rdma_destroy_qp(t->c[i]);
+		FX_OK(rdma_destroy_id(t->c[i]));
+	}
+	FX_OK(rdma_destroy_id(t->lid));
+	rdma_destroy_event_channel(t->cch);
+	rdma_destroy_event_channel(t->sch);
+}
+
+/* A listener with a backlog of one request: a second REQ that arrives
+ * while the first waits unread is dropped (ucma has no room; the CM sends
+ * no REJ, so that the sender tries again), and its sender's CM sends it
+ * again after its timeout: it arrives once the program has taken the
+ * first. Each client has a QP of its own (two REQs from one node naming
+ * one QP number are a stale connection: rdma_connect__same_qp_number). */
+void rdma_listen__backlog_full(void **state)
+{
+	struct two_clients t;
+	struct rdma_cm_event *ev;
+	uint64_t t0;
+
+	two_clients_up(&t, 1, true);
+	FX_OK(rdma_connect(t.c[0], (struct rdma_conn_param *)&two_param));
 	rc_sleep_ms(300);
 	t0 = rc_now_ns();
-	FX_OK(rdma_connect(c[1], &p));
+	FX_OK(rdma_connect(t.c[1], (struct rdma_conn_param *)&two_param));
 	rc_sleep_ms(1000);
-	assert_true(fx_quiet(cch, 0));
-	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
-	assert_int_equal(ev->param.conn.qp_num, c[0]->qp->qp_num);
-	conn = ev->id;
-	FX_OK(rdma_reject(conn, NULL, 0));
-	FX_OK(rdma_ack_cm_event(ev));
-	FX_OK(rdma_destroy_id(conn));
-	ev = fx_expect(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
-	assert_ptr_equal(ev->id, c[0]);
-	FX_OK(rdma_ack_cm_event(ev));
-	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, 3 * WAIT_MS);
-	assert_int_equal(ev->param.conn.qp_num, c[1]->qp->qp_num);
+	assert_true(fx_quiet(t.cch, 0));
+	ev = fx_expect(t.sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
+	assert_int_equal(ev->param.conn.qp_num, t.c[0]->qp->qp_num);
+	reject_request_of(&t, ev, t.c[0]);
+	ev = fx_expect(t.sch, RDMA_CM_EVENT_CONNECT_REQUEST, 3 * WAIT_MS);
+	assert_int_equal(ev->param.conn.qp_num, t.c[1]->qp->qp_num);
 	print_message("the dropped REQ arrived %.1f s after rdma_connect\n",
 		      (double)(rc_now_ns() - t0) / 1e9);
-	conn = ev->id;
-	FX_OK(rdma_reject(conn, NULL, 0));
-	FX_OK(rdma_ack_cm_event(ev));
-	FX_OK(rdma_destroy_id(conn));
-	fx_expect_ack(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
-	for (int i = 0; i < 2; i++) {
-		rdma_destroy_qp(c[i]);
-		FX_OK(rdma_destroy_id(c[i]));
-	}
-	FX_OK(rdma_destroy_id(lid));
-	rdma_destroy_event_channel(cch);
-	rdma_destroy_event_channel(sch);
+	reject_request_of(&t, ev, t.c[1]);
+	two_clients_down(&t);
 }
 
 /* Two REQs from one node naming one QP number while the first's connection
@@ -249,46 +276,20 @@ void rdma_listen__backlog_full(void **state)
  * Ids without a QP both name QP number 0. */
 void rdma_connect__same_qp_number(void **state)
 {
-	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
-				     .rnr_retry_count = 7 };
-	struct rdma_event_channel *sch = fx_channel(), *cch = fx_channel();
-	struct rdma_cm_id *lid, *c[2], *conn;
-	struct sockaddr_storage sa;
-	struct rdma_cm_event *ev;
+	struct two_clients t;
+	struct rdma_cm_event *ev, *req;
 
-	fx_need_local_passive();
-	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
-	FX_OK(rdma_create_id(sch, &lid, NULL, RDMA_PS_TCP));
-	FX_OK(rdma_bind_addr(lid, (struct sockaddr *)&sa));
-	FX_OK(rdma_listen(lid, 4));
-	for (int i = 0; i < 2; i++) {
-		FX_OK(rdma_create_id(cch, &c[i], NULL, RDMA_PS_TCP));
-		FX_OK(rdma_resolve_addr(c[i], NULL, (struct sockaddr *)&sa, 2000));
-		fx_expect_ack(cch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
-		FX_OK(rdma_resolve_route(c[i], 2000));
-		fx_expect_ack(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
-	}
-	FX_OK(rdma_connect(c[0], &p));
-	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
-	conn = ev->id;
-	FX_OK(rdma_ack_cm_event(ev));
-	FX_OK(rdma_connect(c[1], &p));
-	ev = fx_expect(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
-	assert_ptr_equal(ev->id, c[1]);
+	two_clients_up(&t, 4, false);
+	FX_OK(rdma_connect(t.c[0], (struct rdma_conn_param *)&two_param));
+	req = fx_expect(t.sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
+	FX_OK(rdma_connect(t.c[1], (struct rdma_conn_param *)&two_param));
+	ev = fx_expect(t.cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
+	assert_ptr_equal(ev->id, t.c[1]);
 	assert_int_equal(ev->status, 10);
 	FX_OK(rdma_ack_cm_event(ev));
-	assert_true(fx_quiet(sch, 500));
-	FX_OK(rdma_reject(conn, NULL, 0));
-	FX_OK(rdma_destroy_id(conn));
-	ev = fx_expect(cch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
-	assert_ptr_equal(ev->id, c[0]);
-	assert_int_equal(ev->status, 28);
-	FX_OK(rdma_ack_cm_event(ev));
-	for (int i = 0; i < 2; i++)
-		FX_OK(rdma_destroy_id(c[i]));
-	FX_OK(rdma_destroy_id(lid));
-	rdma_destroy_event_channel(cch);
-	rdma_destroy_event_channel(sch);
+	assert_true(fx_quiet(t.sch, 500));
+	reject_request_of(&t, req, t.c[0]);
+	two_clients_down(&t);
 }
 
 void rdma_reject__private_data(void **state)

@@ -310,6 +310,20 @@ void ibv_post_send__local_inv(void **state)
 	fx_fields_done(&f);
 }
 
+/* The active side's 8-byte SEND invalidating key, to a receive the
+ * passive side posts: both completions. */
+static void send_inv(struct mw_link *m, uint32_t key, struct ibv_wc *send, struct ibv_wc *recv)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)m->l.c.buf, .length = 8, .lkey = m->l.c.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = key };
+
+	fx_post_recv(&m->l.s, 1, 0, 64);
+	FX_VERBS_OK(fx_try_send(&m->l.c, &wr));
+	fx_wc(m->l.s.id->recv_cq, recv);
+	fx_wc(m->l.c.id->send_cq, send);
+}
+
 /* IBV_WR_SEND_WITH_INV frees the peer's type 2 window as its message
  * arrives: the receive says which rkey it invalidated. */
 void ibv_post_send__send_with_inv(void **state)
@@ -317,28 +331,23 @@ void ibv_post_send__send_with_inv(void **state)
 	const char *addrs[2];
 	struct fx_fields f = { 0 };
 	struct mw_link m = { 0 };
-	struct ibv_wc wc;
+	struct ibv_wc send, recv;
 
 	FX_EACH_LINK(m.l, f, addrs, NULL, NULL) {
-		struct ibv_sge sge = { .addr = (uintptr_t)m.l.c.buf, .length = 8, .lkey = m.l.c.mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_SIGNALED };
+		uint32_t rkey;
 
 		mw_make(&m, IBV_MW_TYPE_2, true);
-		wr.invalidate_rkey = ibv_inc_rkey(m.mw->rkey);
-		FX_FIELD(&f, bind2(&m, wr.invalidate_rkey, 0, WIN_LEN, REMOTE), IBV_WC_SUCCESS);
-		fx_post_recv(&m.l.s, 1, 0, 64);
-		FX_VERBS_OK(fx_try_send(&m.l.c, &wr));
-		fx_wc(m.l.c.id->send_cq, &wc);
-		FX_FIELD(&f, wc.status, IBV_WC_SUCCESS);
-		FX_FIELD(&f, wc.opcode, IBV_WC_SEND);
-		fx_wc(m.l.s.id->recv_cq, &wc);
-		FX_FIELD(&f, wc.status, IBV_WC_SUCCESS);
-		FX_FIELD(&f, wc.opcode, IBV_WC_RECV);
-		FX_FIELD(&f, wc.byte_len, 8);
-		FX_FIELD(&f, !!(wc.wc_flags & IBV_WC_WITH_INV), 1);
-		FX_FIELD(&f, wc.invalidated_rkey, wr.invalidate_rkey);
-		FX_FIELD(&f, rdma(&m, IBV_WR_RDMA_WRITE, wr.invalidate_rkey, 0, 16), IBV_WC_REM_ACCESS_ERR);
+		rkey = ibv_inc_rkey(m.mw->rkey);
+		FX_FIELD(&f, bind2(&m, rkey, 0, WIN_LEN, REMOTE), IBV_WC_SUCCESS);
+		send_inv(&m, rkey, &send, &recv);
+		FX_FIELD(&f, send.status, IBV_WC_SUCCESS);
+		FX_FIELD(&f, send.opcode, IBV_WC_SEND);
+		FX_FIELD(&f, recv.status, IBV_WC_SUCCESS);
+		FX_FIELD(&f, recv.opcode, IBV_WC_RECV);
+		FX_FIELD(&f, recv.byte_len, 8);
+		FX_FIELD(&f, !!(recv.wc_flags & IBV_WC_WITH_INV), 1);
+		FX_FIELD(&f, recv.invalidated_rkey, rkey);
+		FX_FIELD(&f, rdma(&m, IBV_WR_RDMA_WRITE, rkey, 0, 16), IBV_WC_REM_ACCESS_ERR);
 		mw_free(&m);
 	}
 	fx_fields_done(&f);
@@ -355,21 +364,13 @@ void ibv_post_send__send_with_inv_bad_key(void **state)
 	const char *addrs[2];
 	struct fx_fields f = { 0 };
 	struct mw_link m = { 0 };
-	struct ibv_wc wc;
+	struct ibv_wc send, recv;
 
 	FX_EACH_LINK(m.l, f, addrs, NULL, NULL) {
-		struct ibv_sge sge = { .addr = (uintptr_t)m.l.c.buf, .length = 8, .lkey = m.l.c.mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_SIGNALED };
-
 		mw_make(&m, IBV_MW_TYPE_2, true);
-		wr.invalidate_rkey = m.mw->rkey ^ 0x80; /* no window has this key */
-		fx_post_recv(&m.l.s, 1, 0, 64);
-		FX_VERBS_OK(fx_try_send(&m.l.c, &wr));
-		fx_wc(m.l.s.id->recv_cq, &wc);
-		FX_FIELD(&f, wc.status, IBV_WC_REM_INV_REQ_ERR);
-		fx_wc(m.l.c.id->send_cq, &wc);
-		FX_FIELD(&f, wc.status, IBV_WC_SUCCESS);
+		send_inv(&m, m.mw->rkey ^ 0x80, &send, &recv); /* no window has this key */
+		FX_FIELD(&f, recv.status, IBV_WC_REM_INV_REQ_ERR);
+		FX_FIELD(&f, send.status, IBV_WC_SUCCESS);
 		FX_FIELD(&f, fx_qp_state(m.l.s.id->qp), IBV_QPS_ERR);
 		mw_free(&m);
 	}
