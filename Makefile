@@ -590,9 +590,10 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-# The README's tables of calls, regenerated from the .map and .calls files.
+# The tables of calls in docs/libraries.md, regenerated from the .map, .calls
+# and .errnos files.
 readme:
-	@bash ci/readme-calls.sh update README.md
+	@bash ci/readme-calls.sh update docs/libraries.md
 
 include coverage/coverage.mk
 include ci/rxe/rxe.mk

@@ -34,7 +34,7 @@ s_install() {
 
 s_abi() {
 	bash ci/check-abi.sh "$build/mock/lib" "$out/abi"
-	bash ci/readme-calls.sh check README.md
+	bash ci/readme-calls.sh check docs/libraries.md
 	bash ci/check-devinfo.sh "$build/mock/lib"
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# The README's tables of calls, generated from the .map, .calls and .errnos
+# The tables of calls in docs/libraries.md, generated from the .map, .calls and .errnos
 # files.
 #   ci/readme-calls.sh print       the generated section, on stdout
-#   ci/readme-calls.sh update FILE replace the section of FILE (README.md)
+#   ci/readme-calls.sh update FILE replace the section of FILE (docs/libraries.md)
 #   ci/readme-calls.sh check FILE  fail if FILE's section is out of date
 # The section lies between the lines <!-- calls:begin --> and
 # <!-- calls:end -->.

@@ -135,7 +135,7 @@ void rdma_bind_addr__wildcard_no_device(void **state)
 }
 
 /* An address in 127/8 that no device holds: the mock's default devices
- * hold 127.0.0.1 and 127.0.0.2, which are theirs (README: deviations). */
+ * hold 127.0.0.1 and 127.0.0.2, which are theirs (docs/mock.md: deviations). */
 #define LOOPBACK_ADDR "127.0.0.9"
 
 void rdma_bind_addr__loopback_no_device(void **state)

@@ -9,7 +9,7 @@
 #   stubs   C for the calls the mock does not implement (each fails in its
 #           own convention and says so once), and for the older versions
 #           of a symbol: their own stub, or a jump to the default version;
-#   table   Markdown rows "call | versions | status | note" for the README;
+#   table   Markdown rows "call | versions | status | note" for docs/libraries.md;
 #   pairs   "LIB SYMBOL VERSION" for every pair (what the ABI check reads).
 # Any disagreement between the two files is an error naming the line.
 #

@@ -137,7 +137,7 @@ int rdmamock_listening(int ps, uint16_t port);
  *   rdmamock/rdmacm/rdma_connect errno=ECONNREFUSED nth=2
  *   rdmamock/rdmacm/event/rejected status=28 data=0102 port=7471
  * Keys: what happens (errno=, status=, data=) and where (dev=, addr=,
- * port=, qpn=, pid=, nth=N or N+, prob= with seed=); README, "Fault
+ * port=, qpn=, pid=, nth=N or N+, prob= with seed=); docs/faults.md, "Fault
  * points", has the points and what each key means to them. A fault is in
  * the fabric: it reaches every process on it, and lives while a process
  * that added it does. Returns how many faults spec held; -EINVAL with a
@@ -163,14 +163,14 @@ long rdmamock_point_reached(const char *point);
  * on it. With RDMAMOCK_CLOCK=real it is CLOCK_MONOTONIC; by default
  * (auto) it jumps to the next timeout once no process of the fabric has
  * taken its locks for 1 ms and every thread of each is seen asleep at
- * both ends of a further 1 ms (README, "The mock's clock"). */
+ * both ends of a further 1 ms (docs/mock.md, "The mock's clock"). */
 uint64_t rdmamock_clock_ns(void);
 /* poll(2), its timeout counted on the fabric's clock: when the fabric is
  * quiet the clock jumps to it, so a wait for what cannot come returns at
  * once. With no fds, a sleep. The return and errno are poll's. */
 int rdmamock_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
 
-/* The errnos a call may give, from the errno tables (the README lists
+/* The errnos a call may give, from the errno tables (docs/mock.md lists
  * them, with their sources): up to max of them into out, in the table's
  * order, the call's usual failure first (what a fault without errno=
  * gives); returns how many the call has, or -ENOENT for a call without a
