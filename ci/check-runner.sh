@@ -9,7 +9,7 @@ set -u
 
 bin=${1:?usage: $0 RUNNER_SELFTEST OUTDIR}
 out=${2:?usage: $0 RUNNER_SELFTEST OUTDIR}
-profiles=$(dirname "$0")/../conformance/selftest/profiles
+profiles=$(dirname "$0")/../conformance/runner/selftest/profiles
 mkdir -p "$out" || exit 1
 unset RDMACHECK_PROFILE # the runs below choose their profile themselves
 failures=0

@@ -176,7 +176,7 @@ else
 fi
 HOST_FALLBACK=1
 # libfiu's POSIX preload, the stack's own: the clauses of how real rdma-core
-# reports a failed system call (conformance/posix_faults.c) run under it.
+# reports a failed system call (conformance/processes/posix_faults.c) run under it.
 if fiu_posix=$(in_root /usr/lib/fiu/fiu_posix_preload.so); then
 	mkdir -p "$t/usr/lib/fiu"
 	cp "$fiu_posix" "$t/usr/lib/fiu/fiu_posix_preload.so"

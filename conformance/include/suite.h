@@ -180,7 +180,7 @@ void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out);
  * Weak: a binary without fixtures (the runner's self-test) has none. */
 int rc_serve(void) __attribute__((weak));
 
-/* One probe of conformance/posix_faults.c, run by the hidden option
+/* One probe of conformance/processes/posix_faults.c, run by the hidden option
  * --posix-probe NAME in a child started with libfiu's POSIX preload: its
  * output is the probe's result, its return the exit code. Weak, as above. */
 int rc_posix_probe(const char *name) __attribute__((weak));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* The clause registry and the test list, built from the X-macro lists. The
  * angle-bracket includes let the -I path choose which lists: the suite's
- * (conformance/) or the runner's own selftest (conformance/selftest/). */
+ * (conformance/) or the runner's own selftest (conformance/runner/selftest/). */
 #include "suite.h"
 
 const struct rc_clause rc_clauses[CL__COUNT] = {
