@@ -456,7 +456,9 @@ static struct fault_table *table(void)
 	return the_table;
 }
 
-void fault_forget_member(int slot)
+/* A member leaves the fabric (arena.c, through its leaver hook): the
+ * faults it held let go. */
+static void fault_forget_member(int slot)
 {
 	struct fault_table *t = fab_root(FAB_ROOT_FAULTS, sizeof *t, make_table);
 
@@ -471,6 +473,19 @@ void fault_forget_member(int slot)
 			in_use(t, f, false);
 	}
 	fab_mutex_unlock(&t->lock);
+}
+
+/* What the fabric asks of the table at its own fault points (arena.h). */
+static const struct fab_fault_table fabric_view = {
+	.any = fault_any,
+	.at = fault_at,
+	.fire = fault_fire,
+};
+
+__attribute__((constructor)) static void register_with_fabric(void)
+{
+	fab_set_leaver(fault_forget_member);
+	fab_set_fault_table(&fabric_view);
 }
 
 /* ---------------------------------------------------------------- firing */

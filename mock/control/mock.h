@@ -136,8 +136,6 @@ bool fault_any(void);
 bool fault_at(const char *point);
 /* Whether a fault of the table fires at point, here; its action in out. */
 bool fault_fire(const char *point, const struct fault_where *where, struct fault_action *out);
-/* A member slot of the fabric was reaped: the faults it held let go. */
-void fault_forget_member(int slot);
 
 #define FAULT_NAME(lib, fn) "rdmamock/" lib "/" fn
 

@@ -114,6 +114,7 @@ static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
 static bool ready;                  /* mapped and joined */
 static __thread bool initializing;  /* this thread is mapping it */
 static void (*reaper)(int owner);
+static void (*leaver)(int member);
 
 static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -527,6 +528,33 @@ void fab_set_reaper(void (*reap)(int owner))
 	reaper = reap;
 }
 
+void fab_set_leaver(void (*leave)(int member))
+{
+	leaver = leave;
+}
+
+static const struct fab_fault_table *faults;
+
+void fab_set_fault_table(const struct fab_fault_table *table)
+{
+	faults = table;
+}
+
+bool fab_fault_any(void)
+{
+	return faults && faults->any();
+}
+
+bool fab_fault_at(const char *point)
+{
+	return faults && faults->at(point);
+}
+
+bool fab_fault_fire(const char *point, const struct fault_where *where, struct fault_action *out)
+{
+	return faults && faults->fire(point, where, out);
+}
+
 /* Tear a member down: its fabric objects as the kernel tears down a dead
  * process's (fabric first, then the libraries' part), then what it still
  * owns is freed and the slot is free again. */
@@ -540,7 +568,8 @@ static void reap(int owner)
 	fab_unlock();
 	if (reaper)
 		reaper(owner);
-	fault_forget_member(owner);
+	if (leaver)
+		leaver(owner);
 	fab_mutex_lock(&sh->alloc_lock);
 	while ((b = m->blocks))
 		free_locked(b);
@@ -854,8 +883,10 @@ __attribute__((destructor)) static void leave(void)
 	if (!sh || SELF() < 0 || !shared_mode || self_pid != getpid() || left)
 		return;
 	left = true;
-	/* The faults it added go with it now, not when it is reaped. */
-	fault_forget_member(SELF());
+	/* What it holds goes with it now (the faults it added), not when it
+	 * is reaped. */
+	if (leaver)
+		leaver(SELF());
 	if (flock(lock_fd, LOCK_EX) == 0) {
 		/* Two processes exiting together each see the other alive:
 		 * the one that looks second sees the first has exited. */

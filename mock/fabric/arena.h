@@ -101,6 +101,24 @@ void *fab_root(enum fab_root which, size_t size, void (*init)(void *root));
 /* The library layers' part of reaping a dead member (called with no lock
  * held, once its fabric objects are gone): libibverbs registers one. */
 void fab_set_reaper(void (*reap)(int owner));
+/* The control layer's part of a member leaving the fabric (at its exit, or
+ * when it is reaped dead): it drops the member's hold on the faults it
+ * added. The fabric calls down to no layer above it but through these. */
+void fab_set_leaver(void (*leave)(int member));
+/* The fault table (control/fault.c registers its lookups): the fabric's
+ * fault points ask it through these, and find no fault while none is
+ * registered. */
+struct fault_where;
+struct fault_action;
+struct fab_fault_table {
+	bool (*any)(void);
+	bool (*at)(const char *point);
+	bool (*fire)(const char *point, const struct fault_where *where, struct fault_action *out);
+};
+void fab_set_fault_table(const struct fab_fault_table *table);
+bool fab_fault_any(void);
+bool fab_fault_at(const char *point);
+bool fab_fault_fire(const char *point, const struct fault_where *where, struct fault_action *out);
 /* Reap every member whose process is gone (the watcher does it too). */
 void fab_reap_dead(void);
 

@@ -301,7 +301,7 @@ static bool id_fault(const char *point, const struct fab_id *id, const struct fa
 		.pid = fab_owner_pid(fab_owner_of(id)),
 	};
 
-	return fault_at(point) && fault_fire(point, &where, act);
+	return fab_fault_at(point) && fab_fault_fire(point, &where, act);
 }
 
 /* rdmamock/rdmacm/event/delay at a REP or a DREQ (the REQ's is req_fault's):
@@ -320,8 +320,8 @@ static bool msg_delayed(struct fab_id *id, enum fab_timer_kind arrives)
 	};
 	struct fault_action act;
 
-	if (!fault_at("rdmamock/rdmacm/event/delay") ||
-	    !fault_fire("rdmamock/rdmacm/event/delay", &where, &act))
+	if (!fab_fault_at("rdmamock/rdmacm/event/delay") ||
+	    !fab_fault_fire("rdmamock/rdmacm/event/delay", &where, &act))
 		return false;
 	fab_timer_add(id, act.has_ms ? act.ms : 1000, arrives, 0);
 	return true;
@@ -1117,17 +1117,17 @@ static bool conn_fault(struct fab_id *side, struct fab_id *peer)
 	};
 	struct fault_action act;
 
-	if (!fault_any())
+	if (!fab_fault_any())
 		return false;
-	if (fault_fire("rdmamock/rdmacm/event/disconnected", &where, &act)) {
+	if (fab_fault_fire("rdmamock/rdmacm/event/disconnected", &where, &act)) {
 		send_dreq(peer);
 		return true;
 	}
-	if (fault_fire("rdmamock/rdmacm/event/addr_change", &where, &act)) {
+	if (fab_fault_fire("rdmamock/rdmacm/event/addr_change", &where, &act)) {
 		fab_addr_change_locked(side->dev);
 		return true;
 	}
-	if (!fault_fire("rdmamock/rdmacm/event/vanish", &where, &act))
+	if (!fab_fault_fire("rdmamock/rdmacm/event/vanish", &where, &act))
 		return false;
 	side->cut = peer->cut = true;
 	fab_qp_cut_locked(side->sent.qp_num);

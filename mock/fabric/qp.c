@@ -224,7 +224,7 @@ static bool dropped(const struct fab_packet *pkt)
 	struct sockaddr_storage server;
 	struct fault_action act;
 
-	if (!fault_at("rdmamock/ibverbs/drop"))
+	if (!fab_fault_at("rdmamock/ibverbs/drop"))
 		return false;
 	where.dev = topology_device_name_locked(pkt->src_dev);
 	if (fab_qp_server_locked(pkt->src_qpn, &server) ||
@@ -232,10 +232,10 @@ static bool dropped(const struct fab_packet *pkt)
 		where.addr = (const struct sockaddr *)&server;
 		where.port = fab_addr_port(where.addr);
 	}
-	if (fault_fire("rdmamock/ibverbs/drop", &where, &act))
+	if (fab_fault_fire("rdmamock/ibverbs/drop", &where, &act))
 		return true;
 	where.qpn = pkt->dst_qpn;
-	return where.qpn != pkt->src_qpn && fault_fire("rdmamock/ibverbs/drop", &where, &act);
+	return where.qpn != pkt->src_qpn && fab_fault_fire("rdmamock/ibverbs/drop", &where, &act);
 }
 
 /* The peer of a connection vanished (cm.c): its QP's packets are lost
