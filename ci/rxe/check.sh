@@ -120,7 +120,11 @@ done
 echo
 say "== Debian's programs, server and client as two processes"
 cols=("mock=$out/programs-mock/programs.tsv")
-if ! START_DELAY=0.5 bash "$here/../check-programs-mock.sh" "$build" >"$out/programs-mock.log" 2>&1; then
+# The verdict of a CI run takes make check-programs' results of that run,
+# as it takes check-middleware's below; otherwise a fresh run.
+if [ "$phase" = verdict ] && [ -s "$build/check/programs/programs.tsv" ]; then
+	say "programs on the mock: make check-programs' results of this run ($build/check/programs)"
+elif ! START_DELAY=0.5 bash "$here/../check-programs-mock.sh" "$build" >"$out/programs-mock.log" 2>&1; then
 	verdict+=("programs: a program failed on the mock ($(tail -n 1 "$out/programs-mock.log"); see $out/programs-mock.log)")
 fi
 mkdir -p "$out/programs-mock"
