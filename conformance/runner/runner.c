@@ -23,7 +23,7 @@
 
 #define EXIT_USAGE 2
 #define OUTPUT_MAX (1024 * 1024) /* captured output kept per test */
-#define RUN_CHILD_TIMEOUT_MS 10000
+#define RUN_CHILD_TIMEOUT_MS 10000 /* RDMACHECK_CHILD_TIMEOUT (s) sets another */
 #define GRACE_MS 1000 /* for pipes to close once the child has exited */
 #define POLL_SLICE_MS 100
 #define JOBS_MAX 64 /* -j */
@@ -948,6 +948,17 @@ static void first_line(const char *text, char *dst, size_t size)
 	snprintf(dst, size, "%.*s", (int)len, p);
 }
 
+/* How long a child of rc_run_child may take: 10 s, or RDMACHECK_CHILD_TIMEOUT
+ * seconds (under valgrind a child's exit alone, its leak check of the
+ * fabric's mappings, takes seconds). */
+static long run_child_timeout_ms(void)
+{
+	const char *s = getenv("RDMACHECK_CHILD_TIMEOUT");
+	long v = s ? strtol(s, NULL, 10) : 0;
+
+	return v > 0 && v <= 3600 ? v * 1000 : RUN_CHILD_TIMEOUT_MS;
+}
+
 void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out)
 {
 	struct buf err_text = { 0 };
@@ -973,7 +984,7 @@ void rc_run_child(void (*fn)(void *arg), void *arg, struct rc_crash *out)
 		fail_msg("rc_run_child: fork: %s", strerror(errno));
 	}
 	collect_child(pid, pid, &(struct pipe_in){ err[0], &err_text }, 1,
-		      RUN_CHILD_TIMEOUT_MS, &status);
+		      run_child_timeout_ms(), &status);
 	out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	first_line(err_text.data, out->message, sizeof(out->message));
