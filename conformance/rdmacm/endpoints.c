@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* API covered: rdma_create_ep(), rdma_get_request() and synchronous ids end
- * to end, rdma_migrate_id(), rdma_get_devices(), and address resolution
- * that cannot succeed. */
+ * to end (rdma_disconnect on them among it), rdma_migrate_id(),
+ * rdma_get_devices(), and address resolution that cannot succeed. */
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
-#include "fixtures.h"
+#include "link.h"
 
 #define WAIT_MS 5000
 
@@ -186,42 +187,109 @@ void rdma_resolve_addr__unanswered_neighbour(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
-/* The same with QP attributes: the active endpoint gets its QP from
+/* Two synchronous endpoints with QPs: the active one gets its QP from
  * rdma_create_ep, the passive side its new QP from rdma_get_request, and
  * a synchronous connect returns with ESTABLISHED. */
-void rdma_create_ep__with_qps(void **state)
+struct sync_pair {
+	struct server s;
+	struct rdma_cm_id *client;
+	struct rdma_addrinfo *passive, *active;
+};
+
+static void sync_pair_up(struct sync_pair *p)
 {
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1 };
 	struct ibv_qp_init_attr attr = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct rdma_addrinfo *passive, *active;
-	struct rdma_cm_id *client;
-	static struct server s; /* static: as in rdma_get_request__sync_endpoints */
 	pthread_t thread;
 
 	fx_require_backend();
-	passive = lookup(fx_addr(AF_INET), true);
-	active = lookup(fx_addr(AF_INET), false);
-	FX_OK(rdma_create_ep(&s.listener, passive, NULL, &attr));
-	FX_OK(rdma_listen(s.listener, 4));
-	FX_OK(rdma_create_ep(&client, active, NULL, &attr));
-	assert_non_null(client->qp);
-	assert_int_equal(client->qp->state, IBV_QPS_INIT);
-	assert_int_equal(pthread_create(&thread, NULL, serve, &s), 0);
-	FX_OK(rdma_connect(client, &param));
-	assert_int_equal(client->event->event, RDMA_CM_EVENT_ESTABLISHED);
+	p->passive = lookup(fx_addr(AF_INET), true);
+	p->active = lookup(fx_addr(AF_INET), false);
+	FX_OK(rdma_create_ep(&p->s.listener, p->passive, NULL, &attr));
+	FX_OK(rdma_listen(p->s.listener, 4));
+	FX_OK(rdma_create_ep(&p->client, p->active, NULL, &attr));
+	assert_non_null(p->client->qp);
+	assert_int_equal(p->client->qp->state, IBV_QPS_INIT);
+	assert_int_equal(pthread_create(&thread, NULL, serve, &p->s), 0);
+	FX_OK(rdma_connect(p->client, &param));
+	assert_int_equal(p->client->event->event, RDMA_CM_EVENT_ESTABLISHED);
 	pthread_join(thread, NULL);
-	if (s.accept_ret)
-		fail_msg("server: rdma_get_request/rdma_accept: %s", strerror(s.accept_errno));
-	assert_non_null(s.conn->qp);
-	assert_int_equal(s.conn->qp->state, IBV_QPS_RTS);
-	assert_int_equal(client->qp->state, IBV_QPS_RTS);
-	rdma_destroy_ep(s.conn);
-	rdma_destroy_ep(client);
-	rdma_destroy_ep(s.listener);
-	rdma_freeaddrinfo(passive);
-	rdma_freeaddrinfo(active);
+	if (p->s.accept_ret)
+		fail_msg("server: rdma_get_request/rdma_accept: %s", strerror(p->s.accept_errno));
+	assert_non_null(p->s.conn->qp);
+}
+
+static void sync_pair_release(struct sync_pair *p)
+{
+	rdma_destroy_ep(p->s.conn);
+	rdma_destroy_ep(p->client);
+	rdma_destroy_ep(p->s.listener);
+	rdma_freeaddrinfo(p->passive);
+	rdma_freeaddrinfo(p->active);
+}
+
+void rdma_create_ep__with_qps(void **state)
+{
+	static struct sync_pair p; /* static: as in rdma_get_request__sync_endpoints */
+
+	sync_pair_up(&p);
+	assert_int_equal(p.s.conn->qp->state, IBV_QPS_RTS);
+	assert_int_equal(p.client->qp->state, IBV_QPS_RTS);
+	sync_pair_release(&p);
+}
+
+struct later {
+	struct rdma_cm_id *id;
+	int ret, err;
+};
+
+/* rdma_disconnect 300 ms (of real time) from now, in a thread of its own. */
+static void *disconnect_later(void *arg)
+{
+	struct later *x = arg;
+
+	usleep(300 * 1000);
+	errno = 0;
+	x->ret = rdma_disconnect(x->id);
+	x->err = errno;
+	return NULL;
+}
+
+/* rdma_disconnect on an id without an event channel returns with the id's
+ * next event in id->event, and fails if that event's status is an error
+ * (librdmacm ucma_complete). The active side disconnects and waits; the
+ * passive side's thread disconnects 300 ms later: its call returns at once
+ * with the DISCONNECTED the DREQ queued, and its DREP ends the active
+ * side's wait with DISCONNECTED, status 0. Each side's second call returns
+ * with its TIMEWAIT_EXIT. */
+void rdma_disconnect__sync_ids(void **state)
+{
+	static struct sync_pair p; /* static: as in rdma_get_request__sync_endpoints */
+	static struct later x;
+	struct fx_fields f = { 0 };
+	pthread_t thread;
+
+	sync_pair_up(&p);
+	x.id = p.s.conn;
+	assert_int_equal(pthread_create(&thread, NULL, disconnect_later, &x), 0);
+	FX_OK(rdma_disconnect(p.client));
+	pthread_join(thread, NULL);
+	if (x.ret)
+		fail_msg("the passive side's rdma_disconnect: %s", strerror(x.err));
+	FX_FIELD(&f, p.client->event->event, RDMA_CM_EVENT_DISCONNECTED);
+	FX_FIELD(&f, p.client->event->status, 0);
+	FX_FIELD(&f, p.s.conn->event->event, RDMA_CM_EVENT_DISCONNECTED);
+	FX_FIELD(&f, p.s.conn->event->status, 0);
+	FX_FIELD(&f, fx_qp_state(p.client->qp), IBV_QPS_ERR);
+	FX_FIELD(&f, fx_qp_state(p.s.conn->qp), IBV_QPS_ERR);
+	FX_OK(rdma_disconnect(p.client));
+	FX_FIELD(&f, p.client->event->event, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	FX_OK(rdma_disconnect(p.s.conn));
+	FX_FIELD(&f, p.s.conn->event->event, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	fx_fields_done(&f);
+	sync_pair_release(&p);
 }
 
 /* rdma_free_devices frees the array only: librdmacm keeps its devices open

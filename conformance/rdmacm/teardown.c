@@ -7,6 +7,7 @@
  * DISCONNECTED leaves the QP where it was. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "link.h"
 #include "qp.h"
@@ -164,6 +165,28 @@ void rdma_disconnect__peer_silent(void **state)
 		fx_field(&f, "seconds to the active side's DISCONNECTED", (long long)waited, 74);
 	fx_expect_ack(l.client_ch, RDMA_CM_EVENT_TIMEWAIT_EXIT, WAIT_MS);
 	FX_FIELD(&f, fx_quiet(l.server_ch, 1000), 1);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* The passive side takes its time: it reads DISCONNECTED, then computes or
+ * sleeps (300 ms of real time here) before its own rdma_disconnect. The
+ * kernel's CM sends the DREP only with that call, and the DREQ's tries last
+ * far longer, so the active side reads DISCONNECTED with status 0. */
+void rdma_disconnect__peer_answers_later(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct rdma_cm_event *ev;
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	FX_OK(rdma_disconnect(l.c.id));
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	usleep(300 * 1000);
+	FX_OK(rdma_disconnect(l.s.id));
+	ev = fx_expect(l.client_ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS);
+	FX_FIELD(&f, ev->status, 0);
+	FX_OK(rdma_ack_cm_event(ev));
 	fx_fields_done(&f);
 	fx_link_release(&l);
 }

@@ -57,9 +57,14 @@ enum {
  * active side then waits 65536 ms (and its packet life's 2*256) a try, 16
  * tries in all, some 17.6 minutes, before UNREACHABLE (ETIMEDOUT). */
 #define MRA_TRY_MS (65536u + 512u)
-/* A program may be slow to answer a request it has read (it computes, or
- * sleeps): the auto clock jumps to these timeouts only after 2 s of real
- * quiet with every thread asleep, not after the usual millisecond. */
+/* A program may be slow to answer what it has read (it computes, or
+ * sleeps): a REQ (rdma_accept), a REP (the active side's RTU, sent when it
+ * reads CONNECT_RESPONSE or ESTABLISHED) and a DREQ (the DREP goes when the
+ * peer calls rdma_disconnect or destroys its id; the kernel's CM does not
+ * answer on its own). So the auto clock jumps to the timeouts of these
+ * three only after 2 s of real quiet with every thread asleep, not after the
+ * usual millisecond: a peer thread that sleeps 300 ms before it
+ * disconnects must not find the connection timed out. */
 #define UNANSWERED_QUIET_MS 2000u
 
 /* ---------------------------------------------------------------- ids */
@@ -1259,7 +1264,7 @@ static void send_dreq(struct fab_id *id)
 	unsigned try_ms = id->initiator ? CM_TRY_MS_INITIATOR : CM_TRY_MS_RESPONDER;
 
 	id->cm = CM_DREQ_SENT;
-	fab_timer_add(id, try_ms * CM_SENDS, TIMER_DREQ, 0);
+	fab_timer_add_patient(id, try_ms * CM_SENDS, TIMER_DREQ, 0, UNANSWERED_QUIET_MS);
 	if (!msg_delayed(id, TIMER_DREQ_ARRIVES))
 		dreq_arrives(id);
 }
