@@ -2,7 +2,8 @@
 # make coverage: the mock built with gcov in a tree of its own (the normal
 # build is left alone), the suite and the drop-in example run on it, and
 # lcov/genhtml's report of mock/ in build/coverage/html; then the examples under
-# rdmamock-sweep, from zero, in build/coverage/sweep-html.
+# rdmamock-sweep, from zero, in build/coverage/sweep-html. It fails when the
+# suite's figures for mock/ fall below the floor in coverage/floor.
 
 COV_DIR  := build/coverage
 COV_TREE := $(COV_DIR)/tree
@@ -26,6 +27,7 @@ coverage:
 	@echo "coverage: HTML report in $(COV_DIR)/html/index.html"
 	@lcov --config-file coverage/lcovrc --summary $(COV_DIR)/mock.info 2>&1 | \
 	  sed -n 's/^ *\(lines\|functions\|branches\)/coverage of mock\/: \1/p'
+	@bash coverage/floor.sh $(COV_DIR)/mock.info
 	@# The second report: our examples under rdmamock-sweep, from zero, so
 	@# that the error paths only faults reach show (examples/ and mock/).
 	@find $(COV_TREE) -name '*.gcda' -delete
