@@ -37,9 +37,11 @@ MOCK_EXPORT const char *ibv_port_state_str(enum ibv_port_state port_state)
 	}
 }
 
+/* rdma-core 65's table (libibverbs/enum_strs.c): IBV_EVENT_DEVICE_SPEED_CHANGE,
+ * 20, came with rdma-core 62 and postdates rdma-core 44's header. */
 MOCK_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
 {
-	switch (event) {
+	switch ((int)event) {
 	case IBV_EVENT_CQ_ERR: return "CQ error";
 	case IBV_EVENT_QP_FATAL: return "local work queue catastrophic error";
 	case IBV_EVENT_QP_REQ_ERR: return "invalid request local work queue error";
@@ -60,12 +62,15 @@ MOCK_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
 	case IBV_EVENT_CLIENT_REREGISTER: return "client reregistration";
 	case IBV_EVENT_GID_CHANGE: return "GID table change";
 	case IBV_EVENT_WQ_FATAL: return "WQ fatal";
+	case 20: return "Device link speed change";
 	default: return "unknown";
 	}
 }
 
 /* rdma-core 65's private name table; the two newest opcodes (flush, 14, and
- * atomic write, 15) postdate rdma-core 44's header. */
+ * atomic write, 15) postdate rdma-core 44's header. The enum skips 12 and
+ * 13, which upstream's range check (libibverbs/enum_strs.c
+ * ibv_wr_opcode_str) lets through to empty slots of its array: NULL. */
 MOCK_EXPORT const char *ibv_wr_opcode_str(enum ibv_wr_opcode opcode)
 {
 	switch ((int)opcode) {
@@ -83,6 +88,7 @@ MOCK_EXPORT const char *ibv_wr_opcode_str(enum ibv_wr_opcode opcode)
 	case IBV_WR_DRIVER1: return "driver1";
 	case 14: return "flush";
 	case 15: return "atomic-write";
+	case 12: case 13: return NULL;
 	default: return "unknown";
 	}
 }
