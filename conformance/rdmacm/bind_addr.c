@@ -2,6 +2,7 @@
 /* API covered: rdma_bind_addr(): conflicts, foreign addresses, state and
  * argument checks, and the device a bind attaches. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fixtures.h"
@@ -185,4 +186,83 @@ void rdma_listen__loopback_any_address(void **state)
 	FX_OK(rdma_destroy_id(id));
 	FX_OK(rdma_destroy_id(listener));
 	rdma_destroy_event_channel(ch);
+}
+
+/* CAP_NET_BIND_SERVICE (bit 10) in this process's effective set. */
+static bool may_bind_privileged(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long long caps = 0;
+	char line[256];
+
+	if (!f)
+		fail_msg("/proc/self/status: %s", strerror(errno));
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps & (1ull << 10);
+}
+
+/* A port below 1024 takes CAP_NET_BIND_SERVICE: without it EACCES, with
+ * it the bind succeeds; port 0 picks an ephemeral port either way. */
+void rdma_bind_addr__privileged_port(void **state)
+{
+	struct two_ids t;
+	int ret;
+
+	two_ids_create(&t);
+	errno = 0;
+	ret = bind_to(t.first, AF_INET, fx_addr(AF_INET), 999);
+	if (may_bind_privileged()) {
+		assert_int_equal(ret, 0);
+		assert_int_equal(fx_src_port(t.first), 999);
+	} else {
+		assert_int_equal(ret, -1);
+		RC_ASSERT_ERRNO("rdma_bind_addr", errno, EACCES);
+		/* The id stays idle: it binds elsewhere after. */
+		FX_OK(bind_to(t.first, AF_INET, fx_addr(AF_INET), 0));
+		assert_true(fx_src_port(t.first) >= 1024);
+	}
+	two_ids_destroy(&t);
+}
+
+static void set_afonly(struct rdma_cm_id *id, int on)
+{
+	FX_OK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on, sizeof on));
+}
+
+/* Two wildcards of different families on one port: with both ids AF_ONLY
+ * they do not conflict; with only one of them, they do (EADDRNOTAVAIL, a
+ * wildcard's conflict). */
+static void afonly_wildcards(int first_afonly, int second_afonly, int expected)
+{
+	struct two_ids t;
+	int ret;
+
+	two_ids_create(&t);
+	set_afonly(t.first, first_afonly);
+	set_afonly(t.second, second_afonly);
+	FX_OK(bind_to(t.first, AF_INET6, "::", fx_port()));
+	errno = 0;
+	ret = bind_to(t.second, AF_INET, "0.0.0.0", fx_port());
+	if (!expected) {
+		FX_OK(ret);
+		assert_int_equal(fx_src_port(t.second), fx_port());
+	} else {
+		assert_int_equal(ret, -1);
+		RC_ASSERT_ERRNO("rdma_bind_addr", errno, expected);
+	}
+	two_ids_destroy(&t);
+}
+
+void rdma_bind_addr__afonly_families_share_port(void **state)
+{
+	afonly_wildcards(1, 1, 0);
+}
+
+void rdma_bind_addr__afonly_one_side_conflicts(void **state)
+{
+	afonly_wildcards(1, 0, EADDRNOTAVAIL);
+	afonly_wildcards(0, 1, EADDRNOTAVAIL);
 }
