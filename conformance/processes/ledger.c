@@ -19,6 +19,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "fixtures.h"
+#include "qp.h"
 
 static void must(bool ok, const char *step)
 {
@@ -476,4 +477,64 @@ void rdmamock_ledger__kept_by_dead_device(void **state)
 			 end.exit_code, end.stderr_text);
 	if (strstr(end.stderr_text, "never destroyed"))
 		fail_msg("the ledger counted the kept objects as leaks: %s", end.stderr_text);
+}
+
+/* ---------------------------------------------------------------- not strict, in the test's process */
+
+struct dereg_under_receive_ctx {
+	struct ibv_mr *mr;
+	int ret;
+};
+
+static void dereg_only(void *arg)
+{
+	struct dereg_under_receive_ctx *c = arg;
+
+	c->ret = ibv_dereg_mr(c->mr);
+}
+
+/* RDMAMOCK_STRICT=0: ibv_dereg_mr under a posted receive is said once and
+ * goes on as the kernel's does (0); the receive then fails when a SEND
+ * reaches it, its MR gone, and the QP goes on to be destroyed. */
+void ibv_dereg_mr__posted_receive_not_strict(void **state)
+{
+	struct dereg_under_receive_ctx c;
+	char other[64], text[1024];
+	struct ibv_sge rsge, ssge;
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 }, *bad_rwr;
+	struct ibv_send_wr swr = { .wr_id = 8, .sg_list = &ssge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *bad;
+	bool recv_seen = false;
+	struct fx_qp q;
+	int lines;
+
+	rc_require_mock("the ledger is the mock's");
+	setenv("RDMAMOCK_STRICT", "0", 1);
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_to(&q, IBV_QPS_RTS);
+	c.mr = ibv_reg_mr(q.pd, other, sizeof other, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(c.mr);
+	rsge = (struct ibv_sge){ (uintptr_t)other, sizeof other, c.mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &bad_rwr));
+	lines = fx_stderr_of(dereg_only, &c, text, sizeof text);
+	assert_int_equal(c.ret, 0);
+	assert_int_equal(lines, 1);
+	if (!strstr(text, "rdmamock: ibv_dereg_mr: MR 0x") ||
+	    !strstr(text, "is still used by a receive posted on QP 0x") ||
+	    strstr(text, "RDMAMOCK_STRICT"))
+		fail_msg("ibv_dereg_mr said: %s", text);
+	ssge = (struct ibv_sge){ (uintptr_t)q.buf, 8, q.mr->lkey };
+	FX_VERBS_OK(ibv_post_send(q.qp, &swr, &bad));
+	for (int n = 0; n < 2; n++) {
+		struct ibv_wc wc;
+
+		fx_poll_one(q.cq, &wc);
+		if (wc.wr_id == 7) {
+			recv_seen = true;
+			if (wc.status == IBV_WC_SUCCESS)
+				fail_msg("the receive into a deregistered MR succeeded");
+		}
+	}
+	assert_true(recv_seen);
+	fx_qp_release(&q);
 }
