@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -704,4 +705,52 @@ void srq_pingpong__two_threads(void **state)
 	}
 	pp_release(&server);
 	pp_release(&client);
+}
+
+/* ---------------------------------------------------------------- posting */
+
+/* A chain one longer than the SRQ holds: the receives that fit are posted,
+ * the one that does not fails the call with ENOMEM and is *bad_wr (rxe's
+ * rxe_post_srq_recv, mlx5's mlx5_post_srq_recv); a receive with more
+ * scatter entries than max_sge is EINVAL, itself *bad_wr. */
+void ibv_post_srq_recv__full_and_too_many_sge(void **state)
+{
+	struct ibv_srq_init_attr init;
+	struct ibv_recv_wr *wrs, *bad;
+	struct ibv_sge sge[3];
+	struct ibv_srq *srq;
+	uint32_t size;
+	struct dev d;
+	int ret;
+
+	dev_open(&d, fx_open_device(FX_DEV_UNDER_TEST));
+	srq = srq_create(d.pd, 7, 1, 0, &init);
+	size = srq_size(srq);
+	for (int i = 0; i < 3; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)d.buf + 16 * i, 16, d.mr->lkey };
+	/* Too many scatter entries, into an empty queue. */
+	{
+		struct ibv_recv_wr wr = { .wr_id = 99, .sg_list = sge, .num_sge = 3 };
+
+		bad = NULL;
+		assert_int_equal(ibv_post_srq_recv(srq, &wr, &bad), EINVAL);
+		assert_ptr_equal(bad, &wr);
+	}
+	wrs = calloc(size + 1, sizeof *wrs);
+	assert_non_null(wrs);
+	for (uint32_t i = 0; i <= size; i++)
+		wrs[i] = (struct ibv_recv_wr){ .wr_id = i, .sg_list = sge, .num_sge = 1,
+					       .next = i < size ? &wrs[i + 1] : NULL };
+	bad = NULL;
+	ret = ibv_post_srq_recv(srq, wrs, &bad);
+	assert_int_equal(ret, ENOMEM);
+	assert_ptr_equal(bad, &wrs[size]);
+	/* The ones before it were posted: still full. */
+	wrs[size].next = NULL;
+	bad = NULL;
+	assert_int_equal(ibv_post_srq_recv(srq, &wrs[size], &bad), ENOMEM);
+	assert_ptr_equal(bad, &wrs[size]);
+	free(wrs);
+	FX_VERBS_OK(ibv_destroy_srq(srq));
+	dev_close(&d);
 }
