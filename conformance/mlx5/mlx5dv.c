@@ -12,6 +12,7 @@
 
 #include "fixtures.h"
 #include "qp.h"
+#include "raw.h"
 
 /* Every block this build of mlx5dv.h knows. */
 #define KNOWN_BLOCKS ((uint64_t)MLX5DV_CONTEXT_MASK_CRYPTO_OFFLOAD * 2 - 1)
@@ -201,19 +202,6 @@ void mlx5dv_open_device__unknown_attr(void **state)
 
 #define IMM 0x0badcafeu
 
-/* q's CQ as mlx5dv_init_obj hands it over. */
-static void cq_ring(struct fx_qp *q, struct mlx5dv_cq *dv)
-{
-	struct mlx5dv_obj obj = { .cq = { .in = q->cq, .out = dv } };
-
-	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
-	assert_non_null(dv->buf);
-	assert_non_null(dv->dbrec);
-	assert_int_equal(dv->cqe_size, 64);
-	assert_int_equal(dv->cqe_cnt, (uint32_t)q->cq->cqe + 1);
-	assert_int_equal(dv->cqe_cnt & (dv->cqe_cnt - 1), 0);
-}
-
 /* A receive at q->buf + 32, then a signalled SEND with immediate of 8
  * bytes, to itself. */
 static void send_imm(struct fx_qp *q, uint32_t lkey)
@@ -229,26 +217,6 @@ static void send_imm(struct fx_qp *q, uint32_t lkey)
 	FX_VERBS_OK(ibv_post_send(q->qp, &wr, &bad));
 }
 
-/* The CQE software owns at index ci (the owner bit of its pass, an
- * opcode other than INVALID), waited for up to 5 s. */
-static struct mlx5_cqe64 *raw_cqe(const struct mlx5dv_cq *dv, uint32_t ci)
-{
-	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)((char *)dv->buf +
-						       (size_t)(ci & (dv->cqe_cnt - 1)) * dv->cqe_size);
-
-	for (uint64_t start = 0;;) {
-		uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-
-		/* The opcode from the one atomic read: the device may write
-		 * it from another thread (a retry's timer). */
-		if ((op_own >> 4) != MLX5_CQE_INVALID &&
-		    (op_own & MLX5_CQE_OWNER_MASK) == !!(ci & dv->cqe_cnt))
-			return cqe;
-		if (!fx_pause(&start, 5000))
-			fail_msg("no CQE at index %u in 5 s (op_own 0x%02x)", ci, op_own);
-	}
-}
-
 /* Each completion is a CQE as the device writes it: the owner bit of the
  * pass over the ring, the requester's opcode and QP number, its WQE's
  * index; the responder's byte count and immediate. Read in place, then
@@ -261,7 +229,7 @@ void mlx5dv_init_obj__cq_cqes(void **state)
 	uint32_t ci = 0;
 
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
-	cq_ring(&q, &dv);
+	raw_cq_ring(&q, &dv);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	for (uint16_t wqe = 0; ci <= dv.cqe_cnt + 1; wqe++) {
 		bool req = false, resp = false;
@@ -307,7 +275,7 @@ void mlx5dv_init_obj__cq_poll_reads_ring(void **state)
 	int n = 0;
 
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
-	cq_ring(&q, &dv);
+	raw_cq_ring(&q, &dv);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	send_imm(&q, q.mr->lkey);
 	for (uint64_t start = 0; n < 2;) {
@@ -346,7 +314,7 @@ void mlx5dv_init_obj__cq_error_syndrome(void **state)
 	uint32_t ci;
 
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
-	cq_ring(&q, &dv);
+	raw_cq_ring(&q, &dv);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	send_imm(&q, q.mr->lkey + 0x100);
 	/* The receive may be flushed first or after: find the send's. */
@@ -456,114 +424,6 @@ void mlx5dv_create_cq__no_entries(void **state)
 }
 
 /* ---------------------------------------------------------------- raw WQEs */
-
-struct raw {
-	struct fx_qp q;
-	struct mlx5dv_cq cq;
-	struct mlx5dv_qp qp;
-	struct ibv_mr *mr;     /* over buf, every access */
-	uint64_t buf[64];
-	uint32_t sq_pi, rq_pi, ci;
-	uintptr_t bf_offset; /* the BlueFlame buffer a copy goes to next: 0 or bf.size */
-};
-
-static void raw_open(struct raw *r)
-{
-	struct mlx5dv_obj obj = { .qp = { .in = NULL, .out = &r->qp } };
-
-	memset(r, 0, sizeof *r);
-	fx_qp_create(&r->q, FX_DEV_MLX5, IBV_QPT_RC);
-	cq_ring(&r->q, &r->cq);
-	obj.qp.in = r->q.qp;
-	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
-	assert_non_null(r->qp.dbrec);
-	assert_non_null(r->qp.sq.buf);
-	assert_non_null(r->qp.bf.reg);
-	assert_int_equal(r->qp.sq.stride, 64);
-	assert_true(r->qp.sq.wqe_cnt >= 4);
-	r->mr = ibv_reg_mr(r->q.pd, r->buf, sizeof r->buf,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!r->mr)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	fx_qp_to(&r->q, IBV_QPS_RTS);
-	/* The fixture's QP takes remote writes; these tests read and add too. */
-	FX_VERBS_OK(ibv_modify_qp(r->q.qp,
-				  &(struct ibv_qp_attr){ .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-								      IBV_ACCESS_REMOTE_READ |
-								      IBV_ACCESS_REMOTE_ATOMIC },
-				  IBV_QP_ACCESS_FLAGS));
-}
-
-static void raw_close(struct raw *r)
-{
-	FX_VERBS_OK(ibv_dereg_mr(r->mr));
-	fx_qp_release(&r->q);
-}
-
-static void *raw_wqe(struct raw *r)
-{
-	return (char *)r->qp.sq.buf + (size_t)(r->sq_pi & (r->qp.sq.wqe_cnt - 1)) * 64;
-}
-
-/* The record, then the doorbell: the control segment's first 8 bytes. */
-static void raw_ring(struct raw *r, const struct mlx5_wqe_ctrl_seg *ctrl)
-{
-	r->sq_pi++;
-	__atomic_store_n(&r->qp.dbrec[MLX5_SND_DBR], htobe32(r->sq_pi & 0xffff), __ATOMIC_RELEASE);
-	*(volatile uint64_t *)r->qp.bf.reg = *(const uint64_t *)ctrl;
-}
-
-static struct mlx5_cqe64 *raw_take(struct raw *r)
-{
-	struct mlx5_cqe64 *cqe = raw_cqe(&r->cq, r->ci);
-
-	r->ci++;
-	__atomic_store_n(&r->cq.dbrec[0], htobe32(r->ci & 0xffffff), __ATOMIC_RELEASE);
-	return cqe;
-}
-
-/* One block: the control segment, a remote address (buf[remote]) and,
- * for an atomic, its segment, then one 8-byte data segment (buf[local]);
- * rung for. */
-static void raw_rdma_ring(struct raw *r, uint8_t opcode, int remote, int local, uint64_t add)
-{
-	struct mlx5_wqe_ctrl_seg *ctrl = raw_wqe(r);
-	struct mlx5_wqe_raddr_seg *ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
-	char *next = (char *)(ra + 1);
-	bool atomic = opcode == MLX5_OPCODE_ATOMIC_FA;
-
-	mlx5dv_set_ctrl_seg(ctrl, (uint16_t)r->sq_pi, opcode, 0, r->q.qp->qp_num,
-			    MLX5_WQE_CTRL_CQ_UPDATE, atomic ? 4 : 3, 0, 0);
-	ra->raddr = htobe64((uintptr_t)&r->buf[remote]);
-	ra->rkey = htobe32(r->mr->rkey);
-	if (atomic) {
-		((struct mlx5_wqe_atomic_seg *)next)->swap_add = htobe64(add);
-		next += sizeof(struct mlx5_wqe_atomic_seg);
-	}
-	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)next, 8, r->mr->lkey,
-			    (uintptr_t)&r->buf[local]);
-	raw_ring(r, ctrl);
-}
-
-/* The requester's CQE of opcode and index wqe, taken. */
-static struct mlx5_cqe64 *raw_req(struct raw *r, uint8_t opcode, uint16_t wqe)
-{
-	struct mlx5_cqe64 *cqe = raw_take(r);
-
-	assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
-	assert_int_equal(be32toh(cqe->sop_drop_qpn) >> 24, opcode);
-	assert_int_equal(be16toh(cqe->wqe_counter), wqe);
-	return cqe;
-}
-
-/* raw_rdma_ring, then its CQE taken (raw_req). */
-static struct mlx5_cqe64 *raw_rdma(struct raw *r, uint8_t opcode, int remote, int local,
-				   uint64_t add, uint16_t wqe)
-{
-	raw_rdma_ring(r, opcode, remote, local, add);
-	return raw_req(r, opcode, wqe);
-}
 
 /* A program writes its WQEs and receive WQEs itself and rings the
  * doorbell; the device runs them and writes their CQEs: a SEND with
@@ -725,7 +585,7 @@ void mlx5dv_init_obj__srq_linked_list(void **state)
 
 	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_RC);
 	memset(&r.cq, 0, sizeof r.cq);
-	cq_ring(&r.q, &r.cq);
+	raw_cq_ring(&r.q, &r.cq);
 	r.ci = 0;
 	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
 	if (!r.mr)
@@ -789,7 +649,7 @@ void mlx5dv_init_obj__ud_raw_send(void **state)
 
 	memset(&r, 0, sizeof r);
 	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_UD);
-	cq_ring(&r.q, &r.cq);
+	raw_cq_ring(&r.q, &r.cq);
 	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &r.qp } };
 	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
 	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
@@ -1005,7 +865,7 @@ static void dc_open(struct dc *d)
 
 	memset(d, 0, sizeof *d);
 	fx_qp_create(&d->r.q, FX_DEV_MLX5, IBV_QPT_RC);
-	cq_ring(&d->r.q, &d->r.cq);
+	raw_cq_ring(&d->r.q, &d->r.cq);
 	d->r.mr = ibv_reg_mr(d->r.q.pd, d->r.buf, sizeof d->r.buf,
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				     IBV_ACCESS_REMOTE_ATOMIC);
