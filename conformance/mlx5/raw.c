@@ -46,10 +46,38 @@ struct mlx5_cqe64 *raw_cqe(const struct mlx5dv_cq *dv, uint32_t ci)
 
 void raw_open(struct raw *r)
 {
+	raw_open_with(r, NULL, false);
+}
+
+void raw_open_with(struct raw *r, const struct ibv_qp_cap *cap, bool channel)
+{
 	struct mlx5dv_obj obj = { .qp = { .in = NULL, .out = &r->qp } };
 
 	memset(r, 0, sizeof *r);
 	fx_qp_create(&r->q, FX_DEV_MLX5, IBV_QPT_RC);
+	if (cap || channel) {
+		struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC };
+
+		FX_VERBS_OK(ibv_destroy_qp(r->q.qp));
+		if (channel) {
+			r->channel = ibv_create_comp_channel(r->q.ctx);
+			if (!r->channel)
+				fail_msg("ibv_create_comp_channel: %s", strerror(errno));
+			FX_VERBS_OK(ibv_destroy_cq(r->q.cq));
+			r->q.cq = ibv_create_cq(r->q.ctx, 8, NULL, r->channel, 0);
+			if (!r->q.cq)
+				fail_msg("ibv_create_cq(with a channel): %s", strerror(errno));
+		}
+		init.send_cq = init.recv_cq = r->q.cq;
+		init.cap = cap ? *cap
+			       : (struct ibv_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4,
+						      .max_send_sge = 1, .max_recv_sge = 1 };
+		r->q.qp = ibv_create_qp(r->q.pd, &init);
+		if (!r->q.qp)
+			fail_msg("ibv_create_qp(RC, %u WRs of %u SGEs, %u inline): %s",
+				 init.cap.max_send_wr, init.cap.max_send_sge, init.cap.max_inline_data,
+				 strerror(errno));
+	}
 	raw_cq_ring(&r->q, &r->cq);
 	obj.qp.in = r->q.qp;
 	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
@@ -75,6 +103,13 @@ void raw_open(struct raw *r)
 void raw_close(struct raw *r)
 {
 	FX_VERBS_OK(ibv_dereg_mr(r->mr));
+	if (r->channel) {
+		FX_VERBS_OK(ibv_destroy_qp(r->q.qp));
+		FX_VERBS_OK(ibv_destroy_cq(r->q.cq));
+		FX_VERBS_OK(ibv_destroy_comp_channel(r->channel));
+		r->q.qp = NULL;
+		r->q.cq = NULL;
+	}
 	fx_qp_release(&r->q);
 }
 

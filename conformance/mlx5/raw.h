@@ -7,6 +7,7 @@
 #define RDMACHECK_CONFORMANCE_MLX5_RAW_H
 
 #include <infiniband/mlx5dv.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fixtures.h"
@@ -22,6 +23,7 @@ struct raw {
 	uint64_t buf[64];
 	uint32_t sq_pi, rq_pi, ci;
 	uintptr_t bf_offset; /* the BlueFlame buffer a copy goes to next: 0 or bf.size */
+	struct ibv_comp_channel *channel; /* the CQ's, or NULL */
 };
 
 /* q's CQ as mlx5dv_init_obj hands it over (64-byte CQEs). */
@@ -32,6 +34,10 @@ struct mlx5_cqe64 *raw_cqe(const struct mlx5dv_cq *dv, uint32_t ci);
 int raw_cqe_ready(const struct mlx5dv_cq *dv, uint32_t ci);
 
 void raw_open(struct raw *r);
+/* The same with a QP of those capabilities (NULL: the fixture's), and
+ * with a channel: a CQ of 8 on a completion channel of its own
+ * (r->channel), in place of the fixture's CQ. */
+void raw_open_with(struct raw *r, const struct ibv_qp_cap *cap, bool channel);
 void raw_close(struct raw *r);
 /* The send queue's block at the producer index. */
 void *raw_wqe(struct raw *r);
