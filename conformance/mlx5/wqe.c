@@ -2,10 +2,11 @@
 /* API covered: the queues mlx5dv_init_obj hands over, driven as a program
  * drives them (UCX's mlx5 transports): WQEs of several segments and of
  * inline data written in the send queue, rung for past the end of the
- * ring; selective signalling and NOPs; error CQEs and flushes. The
- * layouts are mlx5dv.h's (PRM); mlx5-only tests. */
+ * ring; selective signalling and NOPs; error CQEs and flushes; the
+ * arming of a CQ through its doorbell. The layouts are mlx5dv.h's (PRM); mlx5-only tests. */
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -395,5 +396,65 @@ void mlx5dv_init_obj__wqe_remote_access_error(void **state)
 	assert_int_equal(wc.status, IBV_WC_REM_ACCESS_ERR);
 	assert_int_equal(wc.qp_num, r.q.qp->qp_num);
 	assert_true(r.buf[16] == 0);
+	raw_close(&r);
+}
+
+/* ---------------------------------------------------------------- arming */
+
+/* Arm the CQ as the provider's mlx5_arm_cq does (and UCX after it): the
+ * arming record, sequence number, command and consumer index, then the
+ * same 8 bytes with the CQ's number stored to the doorbell register. */
+static void arm(struct raw *r, uint32_t sn, bool solicited)
+{
+	uint32_t db[2];
+	uint64_t word;
+
+	db[0] = htobe32((sn & 3) << 28 | (solicited ? MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT) |
+			(r->ci & 0xffffff));
+	db[1] = htobe32(r->cq.cqn);
+	/* [1]: the provider's MLX5_CQ_ARM_DB, the record's arming half. */
+	__atomic_store_n(&r->cq.dbrec[1], db[0], __ATOMIC_RELEASE);
+	memcpy(&word, db, sizeof word);
+	*(volatile uint64_t *)((char *)r->cq.cq_uar + MLX5_CQ_DOORBELL) = word;
+}
+
+/* Whether the channel reads the CQ's event within ms; acked. */
+static bool cq_event(struct ibv_comp_channel *ch, struct ibv_cq *want, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return false;
+	FX_OK(ibv_get_cq_event(ch, &cq, &ctx));
+	assert_ptr_equal(cq, want);
+	ibv_ack_cq_events(cq, 1);
+	return true;
+}
+
+/* A CQ armed through its doorbell, as the provider's mlx5_arm_cq arms it:
+ * the first arming of a new CQ (sequence number 0, consumer index 0, the
+ * record all zero) fires at the next CQE; an arming with the next
+ * sequence number at an index behind a CQE already written fires at once;
+ * a CQ not armed stays quiet. */
+void mlx5dv_init_obj__cq_arm_doorbell(void **state)
+{
+	struct raw r;
+
+	raw_open_with(&r, NULL, true);
+	arm(&r, 0, false);
+	assert_false(cq_event(r.channel, r.q.cq, 50));
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0, 0);
+	assert_true(cq_event(r.channel, r.q.cq, 2000));
+	/* Not armed again: a completion makes no event. */
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0, 1);
+	assert_false(cq_event(r.channel, r.q.cq, 50));
+	/* A CQE past the index armed at: the event at once. */
+	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0);
+	raw_cqe(&r.cq, r.ci);
+	arm(&r, 1, false);
+	assert_true(cq_event(r.channel, r.q.cq, 2000));
+	raw_req(&r, MLX5_OPCODE_RDMA_WRITE, 2);
 	raw_close(&r);
 }

@@ -44,6 +44,12 @@ struct mlx5_cq_ring {
 #define DBREC_SIZE 64u /* a cache line of its own */
 #define INDEX_MASK 0xffffffu
 #define ARM_DB 1 /* the provider's MLX5_CQ_ARM_DB: the arming half of the record */
+/* An arming record no program writes (bits 30 and 31 are above the
+ * sequence number's two), the one a new ring has seen: the first arming
+ * of a CQ, with sequence number 0, MLX5_CQ_DB_REQ_NOT and consumer index
+ * 0, is a record of zeros (providers/mlx5/cq.c mlx5_arm_cq), and must
+ * count as a change. */
+#define ARM_NONE 0xffffffffu
 
 static struct mlx5_cq_ring *cq_rings; /* this process's, under the verbs lock */
 
@@ -79,6 +85,7 @@ static struct mlx5_cq_ring *ring_new(int owner, uint32_t cqe_cnt, uint32_t cqe_s
 	r->slots = (struct mlx5_cq_slot *)(p + (size_t)cqe_cnt * cqe_size + DBREC_SIZE);
 	r->cqe_cnt = cqe_cnt;
 	r->cqe_size = cqe_size;
+	r->arm_seen = ARM_NONE;
 	r->block = block;
 	/* The provider's mlx5_alloc_cq_buf: every entry INVALID, owner 0. */
 	for (uint32_t i = 0; i < cqe_cnt; i++)
@@ -452,6 +459,11 @@ int mlx5_cq_resize(struct mock_cq *cq, uint32_t cqe_cnt)
 	if (!r)
 		return ENOMEM;
 	r->cqn = old->cqn;
+	/* The arming record goes over with what was last acted on, so the
+	 * new ring's does not read as a new arming. (Upstream keeps one
+	 * record for the CQ's life; the mock's moves with its ring, and
+	 * mlx5dv_init_obj gives the new one.) */
+	r->dbrec[ARM_DB] = old->dbrec[ARM_DB];
 	r->arm_seen = old->arm_seen;
 	r->cq = cq;
 	unlink_ring(old);
