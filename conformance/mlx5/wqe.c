@@ -458,3 +458,164 @@ void mlx5dv_init_obj__cq_arm_doorbell(void **state)
 	raw_req(&r, MLX5_OPCODE_RDMA_WRITE, 2);
 	raw_close(&r);
 }
+
+/* ---------------------------------------------------------------- one queue for both */
+
+/* n completions through ibv_poll_cq, waited for up to 5 s; the
+ * program's consumer index follows. */
+static void poll_n(struct raw *r, struct ibv_wc *wc, int n)
+{
+	int got = 0;
+
+	for (uint64_t start = 0; got < n;) {
+		int ret = ibv_poll_cq(r->q.cq, n - got, wc + got);
+
+		assert_true(ret >= 0);
+		got += ret;
+		if (got < n && !fx_pause(&start, 5000))
+			fail_msg("%d completions of %d in 5 s", got, n);
+	}
+	r->ci += (uint32_t)n;
+}
+
+/* ibv_post_send and ibv_post_recv write their WQEs in the queues
+ * mlx5dv_init_obj gave, as the provider does, and move the records: an
+ * RDMA WRITE of two SGEs (control, remote address, two data segments:
+ * ds 4), a compare-and-swap (its atomic segment: swap, then compare), an
+ * inline SEND (ds 3), a receive of one SGE (the list ended by the invalid
+ * key); the program's own WQE then goes at the index the record names
+ * and completes there. */
+void mlx5dv_init_obj__post_send_wqes(void **state)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 2,
+				  .max_recv_sge = 2, .max_inline_data = 32 };
+	struct ibv_sge sge[2], rsge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 4, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct mlx5_wqe_ctrl_seg *ctrl;
+	struct mlx5_wqe_raddr_seg *ra;
+	struct mlx5_wqe_data_seg *seg;
+	struct mlx5_wqe_atomic_seg *as;
+	struct mlx5_wqe_inl_data_seg *inl;
+	struct ibv_wc wc[4];
+	char text[20] = "twenty bytes inline";
+	uint32_t qpn;
+	int seen = 0;
+	struct raw r;
+
+	raw_open_with(&r, &cap, false);
+	qpn = r.q.qp->qp_num;
+	r.buf[0] = 0x1111;
+	r.buf[1] = 0x2222;
+	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[0], .length = 8, .lkey = r.mr->lkey };
+	sge[1] = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[1], .length = 8, .lkey = r.mr->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge, .num_sge = 2, .opcode = IBV_WR_RDMA_WRITE,
+				   .send_flags = IBV_SEND_SIGNALED,
+				   .wr.rdma = { .remote_addr = (uintptr_t)&r.buf[16], .rkey = r.mr->rkey } };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr, &bad));
+	ctrl = r.qp.sq.buf;
+	assert_int_equal(be32toh(ctrl->opmod_idx_opcode), MLX5_OPCODE_RDMA_WRITE);
+	assert_int_equal(be32toh(ctrl->qpn_ds), qpn << 8 | 4);
+	assert_true(ctrl->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE);
+	ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
+	assert_true(be64toh(ra->raddr) == (uintptr_t)&r.buf[16]);
+	assert_int_equal(be32toh(ra->rkey), r.mr->rkey);
+	seg = (struct mlx5_wqe_data_seg *)(ra + 1);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(be32toh(seg[i].byte_count), 8);
+		assert_int_equal(be32toh(seg[i].lkey), r.mr->lkey);
+		assert_true(be64toh(seg[i].addr) == sge[i].addr);
+	}
+	assert_int_equal(be32toh(r.qp.dbrec[MLX5_SND_DBR]), 1);
+
+	r.buf[32] = 5;
+	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[40], .length = 8, .lkey = r.mr->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = sge, .num_sge = 1,
+				   .opcode = IBV_WR_ATOMIC_CMP_AND_SWP, .send_flags = IBV_SEND_SIGNALED,
+				   .wr.atomic = { .remote_addr = (uintptr_t)&r.buf[32], .rkey = r.mr->rkey,
+						  .compare_add = 5, .swap = 9 } };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr, &bad));
+	ctrl = (struct mlx5_wqe_ctrl_seg *)((char *)r.qp.sq.buf + 64);
+	assert_int_equal(be32toh(ctrl->opmod_idx_opcode), 1u << 8 | MLX5_OPCODE_ATOMIC_CS);
+	assert_int_equal(be32toh(ctrl->qpn_ds), qpn << 8 | 4);
+	as = (struct mlx5_wqe_atomic_seg *)((struct mlx5_wqe_raddr_seg *)(ctrl + 1) + 1);
+	assert_true(be64toh(as->swap_add) == 9);
+	assert_true(be64toh(as->compare) == 5);
+	assert_int_equal(be32toh(r.qp.dbrec[MLX5_SND_DBR]), 2);
+
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[48], .length = 32, .lkey = r.mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(r.q.qp, &rwr, &rbad));
+	seg = r.qp.rq.buf;
+	assert_true(be64toh(seg[0].addr) == rsge.addr);
+	assert_int_equal(be32toh(seg[0].byte_count), 32);
+	assert_int_equal(be32toh(seg[0].lkey), r.mr->lkey);
+	if (r.qp.rq.stride >= 32)
+		assert_int_equal(be32toh(seg[1].lkey), MLX5_INVALID_LKEY);
+	assert_int_equal(be32toh(r.qp.dbrec[MLX5_RCV_DBR]), 1);
+	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)text, .length = sizeof text };
+	wr = (struct ibv_send_wr){ .wr_id = 3, .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr, &bad));
+	ctrl = (struct mlx5_wqe_ctrl_seg *)((char *)r.qp.sq.buf + 128);
+	assert_int_equal(be32toh(ctrl->opmod_idx_opcode), 2u << 8 | MLX5_OPCODE_SEND);
+	assert_int_equal(be32toh(ctrl->qpn_ds), qpn << 8 | 3);
+	inl = (struct mlx5_wqe_inl_data_seg *)(ctrl + 1);
+	assert_int_equal(be32toh(inl->byte_count), sizeof text | MLX5_INLINE_SEG);
+	assert_memory_equal(inl + 1, text, sizeof text);
+
+	poll_n(&r, wc, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		seen |= 1 << (wc[i].wr_id - 1);
+		if (wc[i].wr_id == 2) {
+			assert_int_equal(wc[i].opcode, IBV_WC_COMP_SWAP);
+			assert_int_equal(wc[i].byte_len, 8);
+		} else if (wc[i].wr_id == 4) {
+			assert_int_equal(wc[i].opcode, IBV_WC_RECV);
+			assert_int_equal(wc[i].byte_len, sizeof text);
+		}
+	}
+	assert_int_equal(seen, 0xf);
+	assert_true(r.buf[16] == 0x1111 && r.buf[17] == 0x2222);
+	assert_true(r.buf[32] == 9);
+	assert_true(r.buf[40] == 5 || be64toh(r.buf[40]) == 5);
+	assert_memory_equal(&r.buf[48], text, sizeof text);
+
+	r.sq_pi = be32toh(r.qp.dbrec[MLX5_SND_DBR]);
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 24, 0, 0, 3);
+	assert_true(r.buf[24] == 0x1111);
+	raw_close(&r);
+}
+
+/* ibv_resize_cq of a CQ whose ring the program has: mlx5dv_init_obj then
+ * describes the new ring, whose consumer index is in its doorbell record
+ * and whose CQEs from there are the ones not yet consumed, in order, each
+ * with the owner bit of its place; the ring goes on from them. */
+void mlx5dv_init_obj__cq_resized(void **state)
+{
+	struct mlx5dv_obj obj;
+	struct ibv_wc wc[2];
+	struct raw r;
+
+	raw_open(&r);
+	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0);
+	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 17, 0, 0);
+	raw_cqe(&r.cq, 1);
+	FX_VERBS_OK(ibv_resize_cq(r.q.cq, 100));
+	obj = (struct mlx5dv_obj){ .cq = { .in = r.q.cq, .out = &r.cq } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
+	assert_true(r.cq.cqe_cnt >= 101);
+	assert_int_equal(r.cq.cqe_cnt, (uint32_t)r.q.cq->cqe + 1);
+	r.ci = be32toh(r.cq.dbrec[0]) & 0xffffff;
+	for (uint16_t i = 0; i < 2; i++) {
+		struct mlx5_cqe64 *cqe = raw_cqe(&r.cq, r.ci + i);
+
+		assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+		assert_int_equal(be16toh(cqe->wqe_counter), i);
+	}
+	poll_n(&r, wc, 2);
+	assert_int_equal(wc[0].opcode, IBV_WC_RDMA_WRITE);
+	assert_int_equal(wc[1].opcode, IBV_WC_RDMA_WRITE);
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 18, 0, 0, 2);
+	raw_close(&r);
+}
