@@ -630,6 +630,153 @@ void mlx5dv_init_obj__srq_linked_list(void **state)
 	fx_qp_release(&r.q);
 }
 
+/* An RC QP to itself on an SRQ of 4 handed over (raw_srq), in RTS, with
+ * a region over r->buf for local writes. */
+static struct ibv_srq *srq_open(struct raw *r, struct mlx5dv_srq *dv)
+{
+	struct ibv_srq *srq;
+
+	fx_qp_create(&r->q, FX_DEV_MLX5, IBV_QPT_RC);
+	memset(&r->cq, 0, sizeof r->cq);
+	raw_cq_ring(&r->q, &r->cq);
+	r->ci = 0;
+	r->mr = ibv_reg_mr(r->q.pd, r->buf, sizeof r->buf, IBV_ACCESS_LOCAL_WRITE);
+	if (!r->mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	srq = raw_srq(r, dv);
+	fx_qp_to(&r->q, IBV_QPS_RTS);
+	return srq;
+}
+
+static void srq_close(struct raw *r, struct ibv_srq *srq)
+{
+	FX_VERBS_OK(ibv_destroy_qp(r->q.qp));
+	r->q.qp = NULL;
+	FX_VERBS_OK(ibv_destroy_srq(srq));
+	FX_VERBS_OK(ibv_dereg_mr(r->mr));
+	fx_qp_release(&r->q);
+}
+
+/* A signalled SEND of the 8 bytes at buf[from] on r's QP. */
+static void send8(struct raw *r, int from, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)&r->buf[from], .length = 8, .lkey = r->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	FX_VERBS_OK(ibv_post_send(r->q.qp, &wr, &bad));
+}
+
+static struct mlx5_wqe_srq_next_seg *srq_wqe(const struct mlx5dv_srq *dv, uint32_t index)
+{
+	return (struct mlx5_wqe_srq_next_seg *)((char *)dv->buf + (size_t)index * dv->stride);
+}
+
+/* ibv_post_srq_recv on an SRQ handed over writes each receive at the
+ * head of the list (a data segment after the next segment), following
+ * the links, and counts it in the record; it takes as many as
+ * ibv_query_srq's max_wr, then ENOMEM (the provider's head has met its
+ * tail). Receives the device took and the provider polled go back on
+ * the list: a post succeeds again. */
+void mlx5dv_init_obj__srq_post_recv(void **state)
+{
+	struct ibv_srq_attr attr;
+	struct mlx5dv_srq dv;
+	struct ibv_srq *srq;
+	struct ibv_wc wc[4];
+	uint32_t posted = 0, index = 0;
+	uint64_t next_recv = 100;
+	int ret, n = 0;
+	struct raw r;
+
+	srq = srq_open(&r, &dv);
+	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	for (;; posted++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)&r.buf[8 + posted], .length = 8,
+				       .lkey = r.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + posted, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		if ((ret = ibv_post_srq_recv(srq, &wr, &bad)))
+			break;
+	}
+	/* Not RC_ASSERT_ERRNO: ibv_post_srq_recv is inline, no table. */
+	assert_int_equal(ret, ENOMEM);
+	assert_int_equal(posted, attr.max_wr);
+	assert_int_equal(be32toh(dv.dbrec[0]) & 0xffff, posted);
+	for (uint32_t i = 0; i < posted; i++) {
+		struct mlx5_wqe_data_seg *seg = (struct mlx5_wqe_data_seg *)(srq_wqe(&dv, index) + 1);
+
+		assert_true(be64toh(seg->addr) == (uintptr_t)&r.buf[8 + i]);
+		assert_int_equal(be32toh(seg->byte_count), 8);
+		assert_int_equal(be32toh(seg->lkey), r.mr->lkey);
+		index = be16toh(srq_wqe(&dv, index)->next_wqe_index);
+	}
+	r.buf[0] = 0xa1;
+	r.buf[1] = 0xb2;
+	send8(&r, 0, 1);
+	send8(&r, 1, 2);
+	while (n < 4) {
+		int got = ibv_poll_cq(r.q.cq, 4 - n, wc + n);
+
+		assert_true(got >= 0);
+		n += got;
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		if (wc[i].opcode == IBV_WC_RECV)
+			assert_int_equal(wc[i].wr_id, next_recv++);
+	}
+	assert_int_equal(next_recv, 102);
+	assert_true(r.buf[8] == 0xa1 && r.buf[9] == 0xb2);
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)&r.buf[40], .length = 8, .lkey = r.mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 200, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		FX_VERBS_OK(ibv_post_srq_recv(srq, &wr, &bad));
+	}
+	srq_close(&r, srq);
+}
+
+/* The device takes an SRQ's receives along the list the next segments
+ * make, not in the order of the buffer: a program that links WQE 0 to 2
+ * and 2 to 1 and posts the three (the record's count 3) has three SENDs
+ * land in WQEs 0, 2 and 1, and the responder's CQEs name them so. */
+void mlx5dv_init_obj__srq_follows_links(void **state)
+{
+	static const uint16_t order[3] = { 0, 2, 1 };
+	struct mlx5dv_srq dv;
+	struct ibv_srq *srq;
+	int recvs = 0;
+	struct raw r;
+
+	srq = srq_open(&r, &dv);
+	srq_wqe(&dv, 0)->next_wqe_index = htobe16(2);
+	srq_wqe(&dv, 2)->next_wqe_index = htobe16(1);
+	srq_wqe(&dv, 1)->next_wqe_index = htobe16(3);
+	for (int i = 0; i < 3; i++)
+		mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(srq_wqe(&dv, i) + 1), 8, r.mr->lkey,
+				    (uintptr_t)&r.buf[8 + i]);
+	__atomic_store_n(&dv.dbrec[0], htobe32(3), __ATOMIC_RELEASE);
+	for (int i = 0; i < 3; i++) {
+		r.buf[i] = 0xc0 + (uint64_t)i;
+		send8(&r, i, (uint64_t)i);
+	}
+	for (int i = 0; i < 6; i++) {
+		struct mlx5_cqe64 *cqe = raw_take(&r);
+
+		if (mlx5dv_get_cqe_opcode(cqe) != MLX5_CQE_RESP_SEND) {
+			assert_int_equal(mlx5dv_get_cqe_opcode(cqe), MLX5_CQE_REQ);
+			continue;
+		}
+		assert_true(recvs < 3);
+		assert_int_equal(be16toh(cqe->wqe_counter), order[recvs]);
+		recvs++;
+	}
+	assert_int_equal(recvs, 3);
+	assert_true(r.buf[8] == 0xc0 && r.buf[10] == 0xc1 && r.buf[9] == 0xc2);
+	srq_close(&r, srq);
+}
+
 /* A UD SEND the program writes itself: its address vector the one
  * mlx5dv_init_obj gives for an address handle, the remote QP and Q_Key
  * beside it, two blocks long; the datagram lands behind its 40-byte GRH
