@@ -2,7 +2,11 @@
 /* API covered: ibv_create_qp_ex() with send_ops_flags, ibv_qp_to_qp_ex(),
  * and the ibv_wr_* posting API: ibv_wr_start, ibv_wr_send,
  * ibv_wr_rdma_write, ibv_wr_set_sge, ibv_wr_set_sge_list,
- * ibv_wr_set_inline_data, ibv_wr_complete, ibv_wr_abort. */
+ * ibv_wr_set_inline_data, ibv_wr_set_inline_data_list, ibv_wr_send_imm,
+ * ibv_wr_rdma_write_imm, ibv_wr_rdma_read, ibv_wr_atomic_fetch_add,
+ * ibv_wr_atomic_cmp_swp, ibv_wr_set_ud_addr, ibv_wr_complete,
+ * ibv_wr_abort. */
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -41,22 +45,38 @@ static struct ibv_qp *create_ex(struct fx_qp *q, uint64_t ops)
 	return ibv_create_qp_ex(q->ctx, &init);
 }
 
-static void xqp_create(struct xqp *x)
+/* xqp_create with the operations ops; with more than OPS the QP and the
+ * data's region also take remote reads and atomics. */
+static void xqp_create_ops(struct xqp *x, uint64_t ops)
 {
+	const int more = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
 	fx_qp_create(&x->q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	FX_VERBS_OK(ibv_destroy_qp(x->q.qp));
-	x->q.qp = create_ex(&x->q, OPS);
+	x->q.qp = create_ex(&x->q, ops);
 	if (!x->q.qp)
-		fail_msg("ibv_create_qp_ex(RC, send_ops_flags SEND | RDMA_WRITE): %s", strerror(errno));
+		fail_msg("ibv_create_qp_ex(RC, send_ops_flags 0x%llx): %s", (unsigned long long)ops,
+			 strerror(errno));
 	x->qpx = ibv_qp_to_qp_ex(x->q.qp);
 	if (!x->qpx)
 		fail_msg("ibv_qp_to_qp_ex: NULL for a QP created with send_ops_flags");
 	memset(x->data, 0, sizeof x->data);
 	x->data_mr = ibv_reg_mr(x->q.pd, x->data, sizeof x->data,
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					(ops & ~(uint64_t)OPS ? more : 0));
 	if (!x->data_mr)
 		fail_msg("ibv_reg_mr(remote write): %s", strerror(errno));
 	fx_qp_to(&x->q, IBV_QPS_RTS);
+	if (ops & ~(uint64_t)OPS)
+		FX_VERBS_OK(ibv_modify_qp(x->q.qp,
+					  &(struct ibv_qp_attr){ .qp_access_flags =
+									 IBV_ACCESS_REMOTE_WRITE | more },
+					  IBV_QP_ACCESS_FLAGS));
+}
+
+static void xqp_create(struct xqp *x)
+{
+	xqp_create_ops(x, OPS);
 }
 
 static void xqp_release(struct xqp *x)
@@ -357,5 +377,212 @@ void ibv_wr_set_sge_list__concatenated(void **state)
 	completions(&x, 1, &send, &recv);
 	assert_int_equal(recv.byte_len, 24);
 	assert_memory_equal(&x.data[64], "first sixteen---+eight!!", 24);
+	xqp_release(&x);
+}
+
+#define IMM_OPS (OPS | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+
+void ibv_wr_send_imm__immediate(void **state)
+{
+	struct ibv_wc send, recv;
+	struct xqp x;
+
+	xqp_create_ops(&x, IMM_OPS);
+	memcpy(x.data, "with immediate", 14);
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 8;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_imm(x.qpx, htobe32(0x12345678));
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 14);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, 8);
+	assert_int_equal(send.opcode, IBV_WC_SEND);
+	assert_int_equal(recv.opcode, IBV_WC_RECV);
+	assert_true(recv.wc_flags & IBV_WC_WITH_IMM);
+	assert_int_equal(be32toh(recv.imm_data), 0x12345678);
+	assert_int_equal(recv.byte_len, 14);
+	assert_memory_equal(&x.data[64], "with immediate", 14);
+	xqp_release(&x);
+}
+
+void ibv_wr_rdma_write_imm__consumes_receive(void **state)
+{
+	struct ibv_wc send, recv;
+	struct xqp x;
+
+	xqp_create_ops(&x, IMM_OPS);
+	memcpy(x.data, "written, announced", 18);
+	post_recv(&x, 2, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 9;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(x.qpx, x.data_mr->rkey, (uintptr_t)&x.data[128], htobe32(0xfeed));
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 18);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, 9);
+	assert_int_equal(send.opcode, IBV_WC_RDMA_WRITE);
+	assert_int_equal(recv.wr_id, 2);
+	assert_int_equal(recv.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	assert_true(recv.wc_flags & IBV_WC_WITH_IMM);
+	assert_int_equal(be32toh(recv.imm_data), 0xfeed);
+	assert_int_equal(recv.byte_len, 18);
+	assert_memory_equal(&x.data[128], "written, announced", 18);
+	xqp_release(&x);
+}
+
+#define REMOTE_OPS (OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+		    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+
+void ibv_wr_rdma_read__lands(void **state)
+{
+	struct ibv_wc wc;
+	struct xqp x;
+
+	xqp_create_ops(&x, REMOTE_OPS);
+	memcpy(&x.data[128], "read from remote", 16);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 10;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x.qpx, x.data_mr->rkey, (uintptr_t)&x.data[128]);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 16);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	next_wc(&x, &wc);
+	assert_int_equal(wc.wr_id, 10);
+	assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
+	assert_int_equal(wc.byte_len, 16);
+	assert_memory_equal(x.data, "read from remote", 16);
+	xqp_release(&x);
+}
+
+/* The 8 bytes an atomic returned, in the byte order the device writes. */
+static uint64_t atomic_result(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+void ibv_wr_atomic__fetch_add_and_cmp_swp(void **state)
+{
+	struct ibv_device_attr attr;
+	uint64_t v = 40, got;
+	struct ibv_wc wc[3];
+	struct xqp x;
+
+	xqp_create_ops(&x, REMOTE_OPS);
+	FX_VERBS_OK(ibv_query_device(x.q.ctx, &attr));
+	if (attr.atomic_cap == IBV_ATOMIC_NONE) {
+		xqp_release(&x);
+		RC_SKIP("capability: atomics (atomic_cap IBV_ATOMIC_NONE)");
+	}
+	memcpy(&x.data[128], &v, sizeof v);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	x.qpx->wr_id = 11;
+	ibv_wr_atomic_fetch_add(x.qpx, x.data_mr->rkey, (uintptr_t)&x.data[128], 2);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)&x.data[0], 8);
+	x.qpx->wr_id = 12;
+	ibv_wr_atomic_cmp_swp(x.qpx, x.data_mr->rkey, (uintptr_t)&x.data[128], 42, 1000);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)&x.data[8], 8);
+	x.qpx->wr_id = 13;
+	ibv_wr_atomic_cmp_swp(x.qpx, x.data_mr->rkey, (uintptr_t)&x.data[128], 42, 7);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)&x.data[16], 8);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	for (int i = 0; i < 3; i++) {
+		next_wc(&x, &wc[i]);
+		assert_int_equal(wc[i].wr_id, 11 + i);
+		assert_int_equal(wc[i].opcode, i ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD);
+	}
+	/* Added, swapped (42 matched), not swapped (1000 did not). */
+	memcpy(&got, &x.data[128], sizeof got);
+	assert_true(got == 1000);
+	got = atomic_result(&x.data[0]);
+	assert_true(got == 40 || be64toh(got) == 40);
+	got = atomic_result(&x.data[8]);
+	assert_true(got == 42 || be64toh(got) == 42);
+	got = atomic_result(&x.data[16]);
+	assert_true(got == 1000 || be64toh(got) == 1000);
+	xqp_release(&x);
+}
+
+void ibv_wr_set_inline_data_list__concatenated(void **state)
+{
+	char a[8] = "inline, ", b[9] = "in pieces";
+	struct ibv_data_buf bufs[2] = { { .addr = a, .length = sizeof a },
+					{ .addr = b, .length = sizeof b } };
+	struct ibv_wc send, recv;
+	struct xqp x;
+
+	xqp_create(&x);
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 6;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_inline_data_list(x.qpx, 2, bufs);
+	memset(a, 'x', sizeof a);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(recv.byte_len, 17);
+	assert_memory_equal(&x.data[64], "inline, in pieces", 17);
+	xqp_release(&x);
+}
+
+/* A UD QP from ibv_create_qp_ex with send operations: each SEND names its
+ * destination with ibv_wr_set_ud_addr (an address handle, the remote QP
+ * and Q_Key); the datagram reaches the QP itself behind its 40-byte GRH
+ * and the receive names the sender. */
+void ibv_wr_set_ud_addr__ud_send(void **state)
+{
+	struct ibv_qp_init_attr_ex init;
+	struct ibv_ah_attr ah_attr;
+	struct ibv_wc send, recv;
+	struct ibv_ah *ah;
+	struct xqp x;
+
+	fx_qp_create(&x.q, FX_DEV_UNDER_TEST, IBV_QPT_UD);
+	FX_VERBS_OK(ibv_destroy_qp(x.q.qp));
+	init = (struct ibv_qp_init_attr_ex){
+		.qp_type = IBV_QPT_UD,
+		.send_cq = x.q.cq,
+		.recv_cq = x.q.cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = x.q.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	x.q.qp = ibv_create_qp_ex(x.q.ctx, &init);
+	if (!x.q.qp)
+		fail_msg("ibv_create_qp_ex(UD, send_ops_flags SEND): %s", strerror(errno));
+	x.qpx = ibv_qp_to_qp_ex(x.q.qp);
+	assert_non_null(x.qpx);
+	memset(x.data, 0, sizeof x.data);
+	x.data_mr = ibv_reg_mr(x.q.pd, x.data, sizeof x.data, IBV_ACCESS_LOCAL_WRITE);
+	if (!x.data_mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	fx_qp_to(&x.q, IBV_QPS_RTS);
+	fx_ah_to_self(x.q.ctx, 64, &ah_attr);
+	ah = ibv_create_ah(x.q.pd, &ah_attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	memcpy(x.data, "datagram", 8);
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_id = 14;
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x.qpx);
+	ibv_wr_set_ud_addr(x.qpx, ah, x.q.qp->qp_num, 0x11111111);
+	ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 8);
+	FX_VERBS_OK(ibv_wr_complete(x.qpx));
+	completions(&x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, 14);
+	assert_int_equal(recv.byte_len, 40 + 8);
+	assert_int_equal(recv.src_qp, x.q.qp->qp_num);
+	assert_memory_equal(&x.data[64 + 40], "datagram", 8);
+	FX_VERBS_OK(ibv_destroy_ah(ah));
 	xqp_release(&x);
 }
