@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "fixtures.h"
@@ -228,4 +229,71 @@ void ibv_resize_cq__invalid(void **state)
 	resize_refused(q.cq, 0);
 	resize_refused(q.cq, attr.max_cqe + 1);
 	fx_qp_release(&q);
+}
+
+#define UD_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP | \
+		     IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+/* A UD datagram to the QP itself, received on an extended CQ that asked
+ * for the sender's fields: ibv_wc_read_src_qp names the QP, _byte_len
+ * counts the 40-byte GRH, _dlid_path_bits (and _sl on InfiniBand) are
+ * the address handle's 0, _slid is the port's LID (0 on RoCE), and _wc_flags has
+ * IBV_WC_GRH exactly when the message carried one (always on RoCE). */
+void ibv_wc_read_src_qp__ud_sender(void **state)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge rsge, ssge;
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &ssge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_port_attr port;
+	struct ibv_ah_attr ah_attr;
+	struct ibv_cq_ex *cqx;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	struct fx_qp q;
+	bool ib;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_UD);
+	cqx = create_cq_ex(q.ctx, UD_WC_FLAGS);
+	FX_VERBS_OK(ibv_destroy_qp(q.qp));
+	init.send_cq = q.cq;
+	init.recv_cq = ibv_cq_ex_to_cq(cqx);
+	q.qp = ibv_create_qp(q.pd, &init);
+	if (!q.qp)
+		fail_msg("ibv_create_qp(UD, receives on an extended CQ): %s", strerror(errno));
+	fx_qp_to(&q, IBV_QPS_RTS);
+	fx_ah_to_self(q.ctx, 64, &ah_attr);
+	ah = ibv_create_ah(q.pd, &ah_attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	ib = fx_port_ib(q.ctx, 1);
+	FX_OK(ibv_query_port(q.ctx, 1, &port));
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)q.buf + 8, .length = 56, .lkey = q.mr->lkey };
+	ssge = (struct ibv_sge){ .addr = (uintptr_t)q.buf, .length = 8, .lkey = q.mr->lkey };
+	swr.wr.ud = (typeof(swr.wr.ud)){ .ah = ah, .remote_qpn = q.qp->qp_num, .remote_qkey = 0x11111111 };
+	FX_VERBS_OK(ibv_post_recv(q.qp, &rwr, &rbad));
+	FX_VERBS_OK(ibv_post_send(q.qp, &swr, &sbad));
+	fx_poll_one(q.cq, &wc);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	FX_VERBS_OK(start_poll_wait(cqx));
+	assert_int_equal(cqx->status, IBV_WC_SUCCESS);
+	assert_int_equal(cqx->wr_id, 1);
+	assert_int_equal(ibv_wc_read_opcode(cqx), IBV_WC_RECV);
+	assert_int_equal(ibv_wc_read_byte_len(cqx), 40 + 8);
+	assert_int_equal(ibv_wc_read_qp_num(cqx), q.qp->qp_num);
+	assert_int_equal(ibv_wc_read_src_qp(cqx), q.qp->qp_num);
+	/* On RoCE mlx5 puts the packet's type where the SL goes
+	 * (UD_RECV_ROCE_TYPE). */
+	if (ib)
+		assert_int_equal(ibv_wc_read_sl(cqx), 0);
+	assert_int_equal(ibv_wc_read_dlid_path_bits(cqx), 0);
+	assert_int_equal(ibv_wc_read_slid(cqx), ib ? port.lid : 0);
+	assert_int_equal(!!(ibv_wc_read_wc_flags(cqx) & IBV_WC_GRH), !!ah_attr.is_global);
+	ibv_end_poll(cqx);
+	FX_VERBS_OK(ibv_destroy_ah(ah));
+	release_with_cq_ex(&q, cqx);
 }
