@@ -588,12 +588,14 @@ void mlx5dv_init_obj__post_send_wqes(void **state)
 }
 
 /* ibv_resize_cq of a CQ whose ring the program has: mlx5dv_init_obj then
- * describes the new ring, whose consumer index is in its doorbell record
- * and whose CQEs from there are the ones not yet consumed, in order, each
- * with the owner bit of its place; the ring goes on from them. */
+ * describes the new ring, with the CQ's one doorbell record; the CQEs not
+ * yet consumed follow the index the record names, one on (the slot of the
+ * resize CQE), in order, each with the owner bit of its place; the ring
+ * goes on from them. */
 void mlx5dv_init_obj__cq_resized(void **state)
 {
 	struct mlx5dv_obj obj;
+	__be32 *dbrec;
 	struct ibv_wc wc[2];
 	struct raw r;
 
@@ -601,12 +603,15 @@ void mlx5dv_init_obj__cq_resized(void **state)
 	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0);
 	raw_rdma_ring(&r, MLX5_OPCODE_RDMA_WRITE, 17, 0, 0);
 	raw_cqe(&r.cq, 1);
+	dbrec = r.cq.dbrec;
 	FX_VERBS_OK(ibv_resize_cq(r.q.cq, 100));
 	obj = (struct mlx5dv_obj){ .cq = { .in = r.q.cq, .out = &r.cq } };
 	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ));
 	assert_true(r.cq.cqe_cnt >= 101);
 	assert_int_equal(r.cq.cqe_cnt, (uint32_t)r.q.cq->cqe + 1);
-	r.ci = be32toh(r.cq.dbrec[0]) & 0xffffff;
+	assert_ptr_equal(r.cq.dbrec, dbrec);
+	/* past the slot of the resize CQE */
+	r.ci = (be32toh(r.cq.dbrec[0]) & 0xffffff) + 1;
 	for (uint16_t i = 0; i < 2; i++) {
 		struct mlx5_cqe64 *cqe = raw_cqe(&r.cq, r.ci + i);
 

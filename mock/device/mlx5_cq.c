@@ -28,7 +28,9 @@ struct mlx5_cq_slot {
 struct mlx5_cq_ring {
 	char *buf;                  /* cqe_cnt entries of cqe_size, 64-byte aligned */
 	uint32_t cqe_size;          /* 64, or 128: the CQE in the entry's last 64 bytes */
-	__be32 *dbrec;              /* [0] the consumer's index (24 bits), [1] arming */
+	__be32 *dbrec;              /* [0] the consumer's index (24 bits), [1] arming:
+				     * the CQ's for its life, as upstream's (a ring
+				     * of a resize takes it over) */
 	struct mlx5_cq_slot *slots;
 	uint32_t cqe_cnt;           /* a power of two */
 	uint32_t pi;                /* entries the device has written */
@@ -37,7 +39,7 @@ struct mlx5_cq_ring {
 	uint32_t arm_seen;          /* the arming record (dbrec[1]) as last acted on */
 	struct mock_cq *cq;
 	struct mlx5_cq_ring *next;  /* this process's CQs with rings (their arming) */
-	void *block;                /* the one allocation all of it lives in */
+	void *block;                /* the allocation all of it but dbrec lives in */
 };
 
 #define CQE64 64u
@@ -69,20 +71,25 @@ static struct mlx5_cqe64 *cqe_at(const struct mlx5_cq_ring *r, uint32_t index)
 				     r->cqe_size - CQE64);
 }
 
-static struct mlx5_cq_ring *ring_new(int owner, uint32_t cqe_cnt, uint32_t cqe_size)
+/* A ring of cqe_cnt entries; its doorbell record dbrec, or a new one (zero)
+ * when NULL. */
+static struct mlx5_cq_ring *ring_new(int owner, uint32_t cqe_cnt, uint32_t cqe_size, __be32 *dbrec)
 {
 	size_t size = sizeof(struct mlx5_cq_ring) + CQE64 + (size_t)cqe_cnt * cqe_size +
-		      DBREC_SIZE + (size_t)cqe_cnt * sizeof(struct mlx5_cq_slot);
-	char *block = fab_alloc_owned(owner, size), *p;
+		      (size_t)cqe_cnt * sizeof(struct mlx5_cq_slot);
+	__be32 *own = dbrec ? NULL : fab_alloc_owned(owner, DBREC_SIZE);
+	char *block = dbrec || own ? fab_alloc_owned(owner, size) : NULL, *p;
 	struct mlx5_cq_ring *r;
 
-	if (!block)
+	if (!block) {
+		fab_free(own);
 		return NULL;
+	}
 	r = (struct mlx5_cq_ring *)block;
 	p = (char *)(((uintptr_t)(r + 1) + CQE64 - 1) & ~(uintptr_t)(CQE64 - 1));
 	r->buf = p;
-	r->dbrec = (__be32 *)(p + (size_t)cqe_cnt * cqe_size);
-	r->slots = (struct mlx5_cq_slot *)(p + (size_t)cqe_cnt * cqe_size + DBREC_SIZE);
+	r->dbrec = dbrec ? dbrec : own;
+	r->slots = (struct mlx5_cq_slot *)(p + (size_t)cqe_cnt * cqe_size);
 	r->cqe_cnt = cqe_cnt;
 	r->cqe_size = cqe_size;
 	r->arm_seen = ARM_NONE;
@@ -364,7 +371,7 @@ static uint32_t cq_number(const struct mock_cq *cq)
 
 int mlx5_cq_make_ring(struct mock_cq *cq)
 {
-	struct mlx5_cq_ring *r = ring_new(fab_owner_of(cq), (uint32_t)cq->cq.cqe + 1, cq->cqe_size);
+	struct mlx5_cq_ring *r = ring_new(fab_owner_of(cq), (uint32_t)cq->cq.cqe + 1, cq->cqe_size, NULL);
 
 	if (!r)
 		return ENOMEM;
@@ -453,25 +460,32 @@ void mlx5_cq_clean(struct mock_cq *cq, const struct mock_qp *qp)
 
 int mlx5_cq_resize(struct mock_cq *cq, uint32_t cqe_cnt)
 {
-	struct mlx5_cq_ring *old = cq->ring, *r = ring_new(fab_owner_of(cq), cqe_cnt, old->cqe_size);
+	struct mlx5_cq_ring *old = cq->ring;
+	struct mlx5_cq_ring *r = ring_new(fab_owner_of(cq), cqe_cnt, old->cqe_size, old->dbrec);
 	struct mock_cqe e;
+	uint32_t start;
 
 	if (!r)
 		return ENOMEM;
 	r->cqn = old->cqn;
-	/* The arming record goes over with what was last acted on, so the
-	 * new ring's does not read as a new arming. (Upstream keeps one
-	 * record for the CQ's life; the mock's moves with its ring, and
-	 * mlx5dv_init_obj gives the new one.) */
-	r->dbrec[ARM_DB] = old->dbrec[ARM_DB];
+	/* The doorbell record stays the CQ's, as upstream's does for the CQ's
+	 * life (a program keeps the pointer mlx5dv_init_obj gave it), with
+	 * what was last acted on, so that it does not read as a new arming. */
 	r->arm_seen = old->arm_seen;
 	r->cq = cq;
 	unlink_ring(old);
 	r->next = cq_rings;
 	cq_rings = r;
+	/* The provider's mlx5_cq_resize_copy_cqes: what is not yet polled
+	 * moves to the new buffer one index on (the old ring's next slot held
+	 * the resize CQE), and the consumer's index steps past that slot; the
+	 * record keeps the index the last poll wrote, until the next. */
+	start = old->ci;
+	r->ci = r->pi = start + 1;
 	while (take(old, &e))
 		put(r, &e.wc, e.qp, e.is_send, e.sq_mark, false,
 		    be16toh(cqe_at(old, old->ci - 1)->wqe_counter), e.timestamp);
+	__atomic_store_n(&r->dbrec[0], htobe32(start & INDEX_MASK), __ATOMIC_RELEASE);
 	cq->ring = r;
 	fab_free(old->block);
 	return 0;
@@ -481,6 +495,7 @@ void mlx5_cq_free(struct mock_cq *cq)
 {
 	if (cq->ring) {
 		unlink_ring(cq->ring);
+		fab_free(cq->ring->dbrec);
 		fab_free(cq->ring->block);
 	}
 	cq->ring = NULL;
