@@ -6,7 +6,7 @@
 #   ci/rxe/check.sh BUILD_DIR STACK...
 # RXE_PHASE=guests runs the guests only (CI starts them beside its other
 # steps), RXE_PHASE=verdict the rest on the results they left; the default,
-# all, both.
+# all, both. RXE_TOGETHER=1 runs the stacks' guests side by side.
 # Fails (exit 1) when a stack's guest did not bring back a run it should have,
 # when a real run has a failing test (a `fail` line in its TSV, or the
 # runner's non-zero exit in the guest), when the mock run fails, or when the
@@ -33,13 +33,27 @@ done
 case $phase in
 all | guests)
 	: >"$RXE_TIMINGS"
-	for stack in "$@"; do
-		echo
-		say "== stack $stack"
-		if ! bash "$here/run.sh" "$stack" "$build"; then
-			verdict+=("$stack: the guest run failed (see the lines above and $out/$stack/console.log)")
-		fi
-	done
+	if [ "${RXE_TOGETHER:-0}" = 1 ]; then
+		# The stacks' guests side by side: each line is tagged with its stack.
+		declare -A pid=()
+		for stack in "$@"; do
+			say "== stack $stack (side by side: RXE_TOGETHER=1)"
+			bash "$here/run.sh" "$stack" "$build" &
+			pid[$stack]=$!
+		done
+		for stack in "$@"; do
+			wait "${pid[$stack]}" ||
+				verdict+=("$stack: the guest run failed (see the lines above and $out/$stack/console.log)")
+		done
+	else
+		for stack in "$@"; do
+			echo
+			say "== stack $stack"
+			if ! bash "$here/run.sh" "$stack" "$build"; then
+				verdict+=("$stack: the guest run failed (see the lines above and $out/$stack/console.log)")
+			fi
+		done
+	fi
 	if [ "$phase" = guests ]; then
 		say "guests done in $(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s; ${#verdict[@]} failed"
 		[ ${#verdict[@]} = 0 ]
