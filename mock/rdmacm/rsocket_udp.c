@@ -301,12 +301,16 @@ void ds_free(struct rsocket *rs)
 	rs->ds = NULL;
 }
 
-/* Upstream's ds_set_qp_size: as many slots as the buffers hold. */
+/* Upstream's ds_set_qp_size: as many slots as the buffers hold. Once: a
+ * bind that failed leaves them for the next (upstream's ds_init_ep runs
+ * while the socket is rs_init only). */
 static int init_ep(struct rsocket *rs)
 {
 	struct ds_state *ds = rs->ds;
 	uint32_t rq = rs->rbuf_size / DS_SLOT, sq = rs->sbuf_size / DS_SLOT;
 
+	if (ds->sbuf)
+		return 0;
 	rs->rq_size = rs->rq_size < rq ? rs->rq_size : rq;
 	rs->sq_size = rs->sq_size < sq ? rs->sq_size : sq;
 	if (!rs->rq_size)
@@ -316,8 +320,15 @@ static int init_ep(struct rsocket *rs)
 	ds->sbuf = calloc(rs->sq_size, DS_SLOT);
 	ds->free_slots = calloc(rs->sq_size, sizeof *ds->free_slots);
 	ds->rmsg = calloc(rs->rq_size, sizeof *ds->rmsg);
-	if (!ds->sbuf || !ds->free_slots || !ds->rmsg)
+	if (!ds->sbuf || !ds->free_slots || !ds->rmsg) {
+		free(ds->sbuf);
+		free(ds->free_slots);
+		free(ds->rmsg);
+		ds->sbuf = NULL;
+		ds->free_slots = NULL;
+		ds->rmsg = NULL;
 		return mock_errno(ENOMEM);
+	}
 	for (uint32_t i = 0; i < rs->sq_size; i++)
 		ds->free_slots[ds->nfree++] = i;
 	return 0;
