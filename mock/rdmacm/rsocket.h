@@ -272,6 +272,10 @@ ssize_t ds_recvfrom(struct rsocket *rs, void *buf, size_t len, int flags,
 		    struct sockaddr *src, socklen_t *srclen);
 int ds_getsockname(struct rsocket *rs, struct sockaddr *addr, socklen_t *len);
 int ds_getpeername(struct rsocket *rs, struct sockaddr *addr, socklen_t *len);
+/* An option at a level other than SOL_RDMA, as the kernel's UDP socket
+ * takes it: 0, or -1 with its errno (rsocket_opt.c does the rest). */
+int ds_setsockopt(struct rsocket *rs, int level, int optname, const void *optval,
+		  socklen_t optlen);
 /* rpoll: the events now (taking in completions), arming, what to sleep on. */
 short ds_poll_events(struct rsocket *rs, short events);
 bool ds_arm(struct rsocket *rs);

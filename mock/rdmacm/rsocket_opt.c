@@ -87,6 +87,15 @@ static int set_locked(struct rsocket *rs, int level, int optname, const void *op
 		rs->route_len = optlen;
 		return 0;
 	}
+	if (level == IPPROTO_IP && optname == IP_TOS && optval) {
+		/* Kept as given, and handed to the CM with the caller's optlen:
+		 * RDMA_OPTION_ID_TOS takes one byte, so an int's length is
+		 * EINVAL with the value kept (upstream's rsetsockopt, IP_TOS). */
+		memcpy(&val, optval, optlen < sizeof val ? optlen : sizeof val);
+		rs->ip_tos = val;
+		return rdma_set_option(rs->cm_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS,
+				       (void *)optval, optlen);
+	}
 	if (int_of(optval, optlen, &val))
 		return -1;
 	*on = val != 0;
@@ -99,7 +108,7 @@ static int set_locked(struct rsocket *rs, int level, int optname, const void *op
 			 * kernel has no such option, or the id is past idle. */
 			if (rs->type == SOCK_STREAM &&
 			    rdma_set_option(rs->cm_id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR,
-					    &val, sizeof val) &&
+					    (void *)optval, optlen) &&
 			    errno != ENOSYS && rs->phase == RS_INIT)
 				return -1;
 			return 0;
@@ -117,13 +126,6 @@ static int set_locked(struct rsocket *rs, int level, int optname, const void *op
 			return set_keepalive(rs, *on);
 		case SO_OOBINLINE:
 			return 0;
-		}
-		break;
-	case IPPROTO_IP:
-		if (optname == IP_TOS) {
-			rs->ip_tos = val;
-			return rdma_set_option(rs->cm_id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &val,
-					       sizeof val);
 		}
 		break;
 	case IPPROTO_TCP:
@@ -148,7 +150,7 @@ static int set_locked(struct rsocket *rs, int level, int optname, const void *op
 		if (optname == IPV6_V6ONLY)
 			return rs->type == SOCK_STREAM
 				       ? rdma_set_option(rs->cm_id, RDMA_OPTION_ID,
-							 RDMA_OPTION_ID_AFONLY, &val, sizeof val)
+							 RDMA_OPTION_ID_AFONLY, (void *)optval, optlen)
 				       : 0;
 		break;
 	case SOL_RDMA:
@@ -187,8 +189,16 @@ MOCK_EXPORT int rsetsockopt(int socket, int level, int optname, const void *optv
 	rs = rs_lookup(socket);
 	if (!rs)
 		return mock_errno(EBADF);
+	/* A datagram socket's UDP socket sees the option first (upstream's
+	 * rsetsockopt): what it refuses fails, and where it took an option
+	 * the switch does not name, its 0 is the answer. */
+	if (rs->type == SOCK_DGRAM && level != SOL_RDMA &&
+	    ds_setsockopt(rs, level, optname, optval, optlen))
+		return -1;
 	pthread_mutex_lock(&rs->lock);
 	ret = set_locked(rs, level, optname, optval, optlen, &bits, &on);
+	if (ret && errno == ENOTSUP && rs->type == SOCK_DGRAM && level != SOL_RDMA)
+		ret = 0;
 	if (!ret && bits && optname < 64) {
 		if (on)
 			*bits |= 1ull << optname;
@@ -215,7 +225,10 @@ static bool bit(uint64_t bits, int optname)
 	return optname < 64 && (bits & (1ull << optname));
 }
 
-/* RDMA_ROUTE: the resolved path as struct ibv_path_data. */
+/* RDMA_ROUTE: the resolved path as struct ibv_path_data. A route given
+ * with rsetsockopt is not read back: upstream's rgetsockopt copies the
+ * caller's buffer over it and leaves the buffer as it was, saying only
+ * the length (rgetsockopt, RDMA_ROUTE with rs->optval set). */
 static int get_route(struct rsocket *rs, void *optval, socklen_t *optlen)
 {
 	struct rdma_route *route = &rs->cm_id->route;
@@ -224,7 +237,7 @@ static int get_route(struct rsocket *rs, void *optval, socklen_t *optlen)
 	if (rs->route) {
 		if (*optlen < rs->route_len)
 			return mock_errno(EINVAL);
-		memcpy(optval, rs->route, rs->route_len);
+		memcpy(rs->route, optval, rs->route_len);
 		*optlen = (socklen_t)rs->route_len;
 		return 0;
 	}
@@ -310,11 +323,13 @@ static int get_locked(struct rsocket *rs, int level, int optname, void *optval, 
 			memcpy(optval, &(int){ 1 }, sizeof(int));
 			return 0;
 		case TCP_INFO: {
-			/* rdma-core 65 fills the state and the window only (its
-			 * state test never sees a connection as established;
-			 * the mock's does). */
+			/* rdma-core 63 on fills the state and the window only.
+			 * Its state is TCP_ESTABLISHED only where rs->state
+			 * equals rs_connected, and a connection's carries
+			 * rs_readable or rs_writable too until it becomes
+			 * rs_disconnected: TCP_CLOSE (rgetsockopt, TCP_INFO). */
 			struct tcp_info info = {
-				.tcpi_state = rs->phase == RS_CONNECTED ? TCP_ESTABLISHED : TCP_CLOSE,
+				.tcpi_state = TCP_CLOSE,
 				.tcpi_snd_cwnd = rs->sq_size,
 			};
 			socklen_t len = *optlen < sizeof info ? *optlen : sizeof info;

@@ -58,8 +58,10 @@ struct ds_state {
 	bool bound;
 	struct ds_qp *qps;
 	struct ds_dest *dests;
-	struct ds_dest *conn; /* rconnect's */
+	struct ds_dest *conn; /* rconnect's: rgetpeername's answer */
+	struct ds_dest *to;   /* where rsend goes: rconnect's or rsendto's last */
 	int epfd;             /* the QPs' completion channels */
+	int udp_fd;           /* a kernel UDP socket: the judge of options */
 	uint8_t *sbuf;        /* sq_size slots of DS_SLOT */
 	uint32_t *free_slots, nfree;
 	struct ds_msg *rmsg;  /* received, unread: a ring of rq_size */
@@ -252,8 +254,12 @@ int ds_init(struct rsocket *rs, int domain)
 		return mock_errno(ENOMEM);
 	rs->ds = ds;
 	ds->domain = domain;
+	ds->udp_fd = -1;
 	ds->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ds->epfd < 0)
+		return -1;
+	ds->udp_fd = socket(domain, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ds->udp_fd < 0)
 		return -1;
 	return rdma_create_id(NULL, &rs->cm_id, rs, RDMA_PS_UDP);
 }
@@ -294,6 +300,8 @@ void ds_free(struct rsocket *rs)
 	}
 	if (ds->epfd >= 0)
 		close(ds->epfd);
+	if (ds->udp_fd >= 0)
+		close(ds->udp_fd);
 	free(ds->sbuf);
 	free(ds->free_slots);
 	free(ds->rmsg);
@@ -380,6 +388,31 @@ static int autobind(struct rsocket *rs)
 
 /* ---------------------------------------------------------------- SIDR */
 
+static struct ds_dest *find_dest(struct rsocket *rs, const struct sockaddr *to)
+{
+	for (struct ds_dest *d = rs->ds->dests; d; d = d->next)
+		if (same_addr(&d->addr, to))
+			return d;
+	return NULL;
+}
+
+/* The destination at addr, kept (without an AH) if nobody answered there
+ * yet: later sends look again (rs->lock held). */
+static struct ds_dest *keep_dest(struct rsocket *rs, const struct sockaddr *addr)
+{
+	struct ds_dest *d = find_dest(rs, addr);
+
+	if (d)
+		return d;
+	d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	memcpy(&d->addr, addr, sa_len(addr));
+	d->next = rs->ds->dests;
+	rs->ds->dests = d;
+	return d;
+}
+
 /* One step of a resolution on a nonblocking synchronous id: the call, then
  * its event within DS_RESOLVE_MS. */
 static int step(struct rdma_cm_id *id, int ret)
@@ -430,32 +463,18 @@ static int resolve(struct rsocket *rs, const struct sockaddr *to, struct ds_dest
 	ud = id->event->param.ud;
 	pthread_mutex_lock(&rs->lock);
 	qp = get_qp(rs, id->verbs, rdma_get_local_addr(id));
-	d = qp ? calloc(1, sizeof *d) : NULL;
-	if (d) {
+	d = qp ? keep_dest(rs, to) : NULL;
+	if (d && !d->ah) {
 		d->ah = ibv_create_ah(qp->id->pd, &ud.ah_attr);
 		d->qp = qp;
 		d->qpn = ud.qp_num;
 		d->qkey = ud.qkey;
-		memcpy(&d->addr, to, sa_len(to));
-		if (d->ah) {
-			d->next = rs->ds->dests;
-			rs->ds->dests = d;
-			*found = d;
-		} else {
-			free(d);
-		}
 	}
+	if (d && d->ah)
+		*found = d;
 	pthread_mutex_unlock(&rs->lock);
 	rdma_destroy_id(id);
 	return *found ? 0 : -1;
-}
-
-static struct ds_dest *find_dest(struct rsocket *rs, const struct sockaddr *to)
-{
-	for (struct ds_dest *d = rs->ds->dests; d; d = d->next)
-		if (same_addr(&d->addr, to))
-			return d;
-	return NULL;
 }
 
 void ds_svc_request(struct rsocket *rs)
@@ -487,23 +506,15 @@ int ds_connect(struct rsocket *rs, const struct sockaddr *addr, socklen_t len)
 	pthread_mutex_lock(&rs->lock);
 	d = find_dest(rs, addr);
 	pthread_mutex_unlock(&rs->lock);
-	if (!d && resolve(rs, addr, &d))
+	if ((!d || !d->ah) && resolve(rs, addr, &d))
 		return -1;
 	pthread_mutex_lock(&rs->lock);
-	if (!d) {
-		/* Nobody there yet: the address is kept, sends find it later. */
-		d = calloc(1, sizeof *d);
-		if (!d) {
-			pthread_mutex_unlock(&rs->lock);
-			return mock_errno(ENOMEM);
-		}
-		memcpy(&d->addr, addr, sa_len(addr));
-		d->next = rs->ds->dests;
-		rs->ds->dests = d;
-	}
-	rs->ds->conn = d;
+	if (!d)
+		d = keep_dest(rs, addr);
+	if (d)
+		rs->ds->conn = rs->ds->to = d;
 	pthread_mutex_unlock(&rs->lock);
-	return 0;
+	return d ? 0 : mock_errno(ENOMEM);
 }
 
 int ds_getsockname(struct rsocket *rs, struct sockaddr *addr, socklen_t *len)
@@ -528,6 +539,16 @@ int ds_getpeername(struct rsocket *rs, struct sockaddr *addr, socklen_t *len)
 	memcpy(addr, &rs->ds->conn->addr, *len < size ? *len : size);
 	*len = size;
 	return 0;
+}
+
+/* Upstream's rsetsockopt hands every level but SOL_RDMA to the datagram
+ * socket's UDP socket first, and fails as it does. The mock's has no
+ * traffic and is never bound: an option the kernel refuses only once a
+ * socket is bound (IPV6_V6ONLY) is still taken. */
+int ds_setsockopt(struct rsocket *rs, int level, int optname, const void *optval,
+		  socklen_t optlen)
+{
+	return setsockopt(rs->ds->udp_fd, level, optname, optval, optlen);
 }
 
 /* ---------------------------------------------------------------- completions */
@@ -727,24 +748,27 @@ ssize_t ds_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt, int f
 		pthread_mutex_unlock(&rs->lock);
 		return mock_errno(EPIPE);
 	}
-	d = dest ? find_dest(rs, dest) : rs->ds->conn;
-	if (!d && !dest) {
+	/* An address given becomes where rsend sends too: upstream's
+	 * rsendto sets rs->conn_dest to it (ds_get_dest). */
+	if (dest && !(rs->ds->to = keep_dest(rs, dest))) {
+		pthread_mutex_unlock(&rs->lock);
+		return mock_errno(ENOMEM);
+	}
+	d = rs->ds->to;
+	if (!d) {
 		pthread_mutex_unlock(&rs->lock);
 		return mock_errno(EDESTADDRREQ);
 	}
-	if (!d || !d->ah) {
-		const struct sockaddr *where = d ? (struct sockaddr *)&d->addr : dest;
+	if (!d->ah) {
 		struct sockaddr_storage to = { 0 };
 
-		memcpy(&to, where, sa_len(where));
+		memcpy(&to, &d->addr, sa_len((struct sockaddr *)&d->addr));
 		pthread_mutex_unlock(&rs->lock);
 		if (resolve(rs, (struct sockaddr *)&to, &d))
 			return -1;
 		if (!d)
 			return (ssize_t)len; /* lost, as UDP's would be */
 		pthread_mutex_lock(&rs->lock);
-		if (!dest && rs->ds->conn && same_addr(&rs->ds->conn->addr, (struct sockaddr *)&to))
-			rs->ds->conn = d;
 	}
 	ret = send_locked(rs, d, iov, iovcnt, len, flags);
 	pthread_mutex_unlock(&rs->lock);
