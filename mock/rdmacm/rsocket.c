@@ -618,8 +618,8 @@ MOCK_EXPORT int rshutdown(int socket, int how)
 	rs = rs_lookup(socket);
 	if (!rs)
 		return mock_errno(EBADF);
-	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
-		return mock_errno(EINVAL);
+	/* No EINVAL for another `how`: upstream's rshutdown takes anything
+	 * but SHUT_RDWR and SHUT_WR as SHUT_RD (shutdown_locked does too). */
 	if (rs->type == SOCK_DGRAM)
 		return 0;
 	pthread_mutex_lock(&rs->lock);

@@ -22,8 +22,10 @@ static int stream_ready(struct rsocket *rs)
 	return -1;
 }
 
+/* named: an address given to a stream socket is EISCONN (rsendto); else
+ * it is not looked at, as upstream's rsendmsg (rsendv) never does. */
 static ssize_t sendv(int socket, const struct iovec *iov, int iovcnt, int flags,
-		     const struct sockaddr *to, socklen_t tolen)
+		     const struct sockaddr *to, socklen_t tolen, bool named)
 {
 	struct rsocket *rs = rs_lookup(socket);
 
@@ -33,7 +35,7 @@ static ssize_t sendv(int socket, const struct iovec *iov, int iovcnt, int flags,
 		return mock_errno(EINVAL);
 	if (rs->type == SOCK_DGRAM)
 		return ds_sendto(rs, iov, iovcnt, flags, to, tolen);
-	if (to || tolen)
+	if (named && (to || tolen))
 		return mock_errno(EISCONN);
 	if (stream_ready(rs))
 		return -1;
@@ -63,7 +65,7 @@ MOCK_EXPORT ssize_t rsend(int socket, const void *buf, size_t len, int flags)
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	FAULT_MINUS1(LIB, "rsend");
-	return sendv(socket, &iov, 1, flags, NULL, 0);
+	return sendv(socket, &iov, 1, flags, NULL, 0, true);
 }
 
 MOCK_EXPORT ssize_t rsendto(int socket, const void *buf, size_t len, int flags,
@@ -72,7 +74,7 @@ MOCK_EXPORT ssize_t rsendto(int socket, const void *buf, size_t len, int flags,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	FAULT_MINUS1(LIB, "rsendto");
-	return sendv(socket, &iov, 1, flags, dest_addr, addrlen);
+	return sendv(socket, &iov, 1, flags, dest_addr, addrlen, true);
 }
 
 MOCK_EXPORT ssize_t rsendmsg(int socket, const struct msghdr *msg, int flags)
@@ -83,7 +85,7 @@ MOCK_EXPORT ssize_t rsendmsg(int socket, const struct msghdr *msg, int flags)
 	if (msg->msg_control && msg->msg_controllen)
 		return mock_errno(ENOTSUP);
 	return sendv(socket, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-		     msg->msg_namelen);
+		     msg->msg_namelen, false);
 }
 
 MOCK_EXPORT ssize_t rwrite(int socket, const void *buf, size_t count)
@@ -91,13 +93,13 @@ MOCK_EXPORT ssize_t rwrite(int socket, const void *buf, size_t count)
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = count };
 
 	FAULT_MINUS1(LIB, "rwrite");
-	return sendv(socket, &iov, 1, 0, NULL, 0);
+	return sendv(socket, &iov, 1, 0, NULL, 0, true);
 }
 
 MOCK_EXPORT ssize_t rwritev(int socket, const struct iovec *iov, int iovcnt)
 {
 	FAULT_MINUS1(LIB, "rwritev");
-	return sendv(socket, iov, iovcnt, 0, NULL, 0);
+	return sendv(socket, iov, iovcnt, 0, NULL, 0, true);
 }
 
 MOCK_EXPORT ssize_t rrecv(int socket, void *buf, size_t len, int flags)

@@ -181,7 +181,11 @@ MOCK_EXPORT int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exc
 	int n = 0, ret;
 
 	FAULT_MINUS1(LIB, "rselect");
-	if (nfds < 0 || nfds > FD_SETSIZE)
+	/* A negative count is ENOMEM, not select(2)'s EINVAL: upstream's
+	 * rs_select_to_poll callocs that many pollfds, and fails. */
+	if (nfds < 0)
+		return mock_errno(ENOMEM);
+	if (nfds > FD_SETSIZE)
 		return mock_errno(EINVAL);
 	fds = calloc(nfds ? (size_t)nfds : 1, sizeof *fds);
 	if (!fds)
