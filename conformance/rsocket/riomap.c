@@ -121,3 +121,35 @@ void riowrite__no_mapping(void **state)
 	assert_int_equal(riowrite(pair.client, data, sizeof data, 0, 0), 0);
 	fx_rs_close(&pair);
 }
+
+/* The peer takes as many mappings as its RDMA_IOMAPSIZE (1 here): a
+ * second is ENOMEM, and riounmap gives the one back. With offset -1 the
+ * buffer's address is the offset. */
+void riomap__mappings_used_up(void **state)
+{
+	static char a[4096], b[4096];
+	struct fx_rs_pair pair;
+
+	connect_mapped(&pair);
+	assert_int_equal(riomap(pair.server, a, sizeof a, PROT_WRITE, 0, -1), (off_t)(uintptr_t)a);
+	errno = 0;
+	assert_int_equal(riomap(pair.server, b, sizeof b, PROT_WRITE, 0, 8192), -1);
+	RC_ASSERT_ERRNO("riomap", errno, ENOMEM);
+	assert_int_equal(riounmap(pair.server, a, sizeof a), 0);
+	assert_int_equal(riomap(pair.server, b, sizeof b, PROT_WRITE, 0, 8192), 8192);
+	assert_int_equal(riounmap(pair.server, b, sizeof b), 0);
+	fx_rs_close(&pair);
+}
+
+/* Before a connection the peer has published nothing, and a datagram
+ * socket has no mappings: riowrite writes nothing and says 0. */
+void riowrite__unconnected(void **state)
+{
+	static unsigned char data[64];
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), dg = fx_rsocket(AF_INET, SOCK_DGRAM);
+
+	assert_int_equal(riowrite(fd, data, sizeof data, 0, 0), 0);
+	assert_int_equal(riowrite(dg, data, sizeof data, 0, 0), 0);
+	fx_rs_close_unbound(dg, AF_INET);
+	rclose(fd);
+}

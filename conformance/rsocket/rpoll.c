@@ -113,6 +113,104 @@ void rselect__readable(void **state)
 	fx_rs_close(&pair);
 }
 
+/* A connect that failed: rpoll shows what was asked for, POLLIN and
+ * POLLOUT, with POLLERR (upstream's rs_poll_rs, rs_connect_error); with
+ * nothing asked for, POLLERR alone, as poll(2) always reports it. */
+void rpoll__connect_error(void **state)
+{
+	struct sockaddr_storage addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLOUT };
+
+	fx_rs_addr(AF_INET, fx_free_port(), &addr);
+	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	assert_int_equal(rpoll(&pfd, 1, 0), 1);
+	assert_int_equal(pfd.revents, POLLIN | POLLOUT | POLLERR);
+	pfd.events = 0;
+	assert_int_equal(rpoll(&pfd, 1, 100), 1);
+	assert_int_equal(pfd.revents, POLLERR);
+	rclose(fd);
+}
+
+/* A stream rsocket neither connected nor listening shows nothing, fresh
+ * or bound, until the timeout; a closed fd in the same call is POLLNVAL,
+ * as poll(2) says. */
+void rpoll__unconnected_and_closed_fd(void **state)
+{
+	struct sockaddr_storage addr;
+	struct pollfd fds[3];
+	int p[2];
+
+	fds[0] = (struct pollfd){ .fd = fx_rsocket(AF_INET, SOCK_STREAM), .events = POLLIN | POLLOUT };
+	fds[1] = (struct pollfd){ .fd = fx_rsocket(AF_INET, SOCK_STREAM), .events = POLLIN | POLLOUT };
+	fx_rs_addr(AF_INET, 0, &addr);
+	FX_RS_OK(rbind(fds[1].fd, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(rpoll(fds, 2, 0), 0);
+	assert_int_equal(rpoll(fds, 2, 50), 0);
+	assert_int_equal(fds[0].revents | fds[1].revents, 0);
+	assert_int_equal(pipe(p), 0);
+	close(p[0]);
+	close(p[1]);
+	fds[2] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	assert_int_equal(rpoll(fds, 3, 0), 1);
+	assert_int_equal(fds[2].revents, POLLNVAL);
+	rclose(fds[0].fd);
+	rclose(fds[1].fd);
+}
+
+/* select(2): 0 at the timeout with the sets cleared; the write set
+ * for a connection; after the peer closes, the read set (POLLHUP reads
+ * as readable) and the except set, each counted. */
+void rselect__sets_and_timeout(void **state)
+{
+	struct timeval tv = { .tv_usec = 50000 };
+	struct fx_rs_pair pair;
+	fd_set rd, wr, ex;
+	int nfds;
+
+	fx_rs_connect(AF_INET, &pair);
+	nfds = (pair.server > pair.client ? pair.server : pair.client) + 1;
+	FD_ZERO(&rd);
+	FD_SET(pair.server, &rd);
+	assert_int_equal(rselect(nfds, &rd, NULL, NULL, &tv), 0);
+	assert_false(FD_ISSET(pair.server, &rd));
+	FD_ZERO(&wr);
+	FD_SET(pair.client, &wr);
+	tv = (struct timeval){ .tv_sec = 5 };
+	assert_int_equal(rselect(nfds, NULL, &wr, NULL, &tv), 1);
+	assert_true(FD_ISSET(pair.client, &wr));
+	assert_int_equal(rclose(pair.client), 0);
+	pair.client = -1;
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	FD_ZERO(&rd);
+	FD_ZERO(&ex);
+	FD_SET(pair.server, &rd);
+	FD_SET(pair.server, &ex);
+	tv = (struct timeval){ 0 };
+	assert_int_equal(rselect(nfds, &rd, NULL, &ex, &tv), 2);
+	assert_true(FD_ISSET(pair.server, &rd));
+	assert_true(FD_ISSET(pair.server, &ex));
+	fx_rs_close(&pair);
+}
+
+/* select(2) says EINVAL for a negative nfds; upstream's rselect
+ * allocates that many pollfds first (rs_select_to_poll), and fails with
+ * ENOMEM. (Skipped on a real device under ASan, whose calloc aborts.) */
+void rselect__negative_nfds(void **state)
+{
+	struct timeval tv = { 0 };
+	fd_set rd;
+
+	fx_require_backend();
+	if (RC_UNDER_ASAN && !rc_backend_is_mock())
+		RC_SKIP("config: ASan's calloc aborts on the size upstream asks for");
+	FD_ZERO(&rd);
+	errno = 0;
+	assert_int_equal(rselect(-1, &rd, NULL, NULL, &tv), -1);
+	RC_ASSERT_ERRNO("rselect", errno, ENOMEM);
+	rc_note_documented(false);
+}
+
 /* repoll_* (rdma-core v65): epoll's calls over rsockets; errors come
  * back as errno values, not -1. */
 void repoll_wait__events(void **state)

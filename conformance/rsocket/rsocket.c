@@ -688,3 +688,124 @@ void rshutdown__both_sides(void **state)
 	assert_int_equal(rrecv(pair.server, &c, 1, 0), 0);
 	fx_rs_close(&pair);
 }
+
+/* SHUT_RD: this side reads the end at once and the peer is not told:
+ * this side still sends, and the peer sees no hangup. */
+void rshutdown__read_side(void **state)
+{
+	struct fx_rs_pair pair;
+	char buf[4];
+
+	fx_rs_connect(AF_INET, &pair);
+	FX_RS_OK(rshutdown(pair.client, SHUT_RD));
+	assert_int_equal(rrecv(pair.client, buf, sizeof buf, 0), 0);
+	assert_int_equal(rsend(pair.client, "abc", 3, 0), 3);
+	assert_null(fx_rs_recv_all(pair.server, buf, 3));
+	assert_memory_equal(buf, "abc", 3);
+	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 0), 0);
+	fx_rs_close(&pair);
+}
+
+/* SHUT_WR, then SHUT_RD: the peer reads the end, then sees the hangup
+ * once neither way is left. */
+void rshutdown__write_then_read(void **state)
+{
+	struct fx_rs_pair pair;
+	char c;
+
+	fx_rs_connect(AF_INET, &pair);
+	FX_RS_OK(rshutdown(pair.client, SHUT_WR));
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rrecv(pair.server, &c, 1, 0), 0);
+	assert_false(fx_rs_poll(pair.server, POLLIN, 0) & POLLHUP);
+	FX_RS_OK(rshutdown(pair.client, SHUT_RD));
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	fx_rs_close(&pair);
+}
+
+/* shutdown(2) says EINVAL for a `how` other than SHUT_RD, SHUT_WR and
+ * SHUT_RDWR, and ENOTCONN for a socket not connected. Upstream's rshutdown
+ * checks neither: 0 on a socket not connected, whatever `how`; on a
+ * connection another `how` acts as SHUT_RD. */
+void rshutdown__how_not_checked(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), listener;
+	struct fx_rs_pair pair;
+	char c;
+
+	assert_int_equal(rshutdown(fd, SHUT_RDWR), 0);
+	assert_int_equal(rshutdown(fd, 99), 0);
+	rc_note_documented(false);
+	rclose(fd);
+	listener = fx_rs_listen(AF_INET, fx_port());
+	assert_int_equal(rshutdown(listener, SHUT_WR), 0);
+	rclose(listener);
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rshutdown(pair.client, 99), 0);
+	assert_int_equal(rrecv(pair.client, &c, 1, 0), 0);
+	assert_int_equal(rsend(pair.client, "z", 1, 0), 1);
+	assert_null(fx_rs_recv_all(pair.server, &c, 1));
+	assert_int_equal(c, 'z');
+	fx_rs_close(&pair);
+}
+
+/* ---------------------------------------------------------------- addresses on a stream */
+
+/* sendto(2) on a connection-mode socket: EISCONN for an address, or a
+ * length alone. */
+void rsendto__stream_address_refused(void **state)
+{
+	struct sockaddr_storage addr;
+	struct fx_rs_pair pair;
+
+	fx_rs_connect(AF_INET, &pair);
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	errno = 0;
+	assert_int_equal(rsendto(pair.client, "x", 1, 0, (struct sockaddr *)&addr, fx_rs_len(&addr)),
+			 -1);
+	RC_ASSERT_ERRNO("rsendto", errno, EISCONN);
+	errno = 0;
+	assert_int_equal(rsendto(pair.client, "x", 1, 0, NULL, sizeof addr), -1);
+	RC_ASSERT_ERRNO("rsendto", errno, EISCONN);
+	assert_int_equal(rsendto(pair.client, "y", 1, 0, NULL, 0), 1);
+	fx_rs_close(&pair);
+}
+
+/* Upstream's rsendmsg hands the vectors on (rsendv) and never looks at
+ * msg_name: on a connection, an address given is ignored. */
+void rsendmsg__stream_name_ignored(void **state)
+{
+	struct iovec iov = { "named", 5 };
+	struct sockaddr_storage addr;
+	struct msghdr msg = { .msg_name = &addr, .msg_iov = &iov, .msg_iovlen = 1 };
+	struct fx_rs_pair pair;
+	char buf[8];
+
+	fx_rs_connect(AF_INET, &pair);
+	fx_rs_addr(AF_INET, fx_free_port(), &addr);
+	msg.msg_namelen = fx_rs_len(&addr);
+	assert_int_equal(rsendmsg(pair.client, &msg, 0), 5);
+	assert_null(fx_rs_recv_all(pair.server, buf, 5));
+	assert_memory_equal(buf, "named", 5);
+	fx_rs_close(&pair);
+}
+
+/* recvfrom(2) on a connection: the data, and the peer's address. */
+void rrecvfrom__stream_peer_address(void **state)
+{
+	struct sockaddr_storage from, client;
+	socklen_t len = sizeof from, client_len = sizeof client;
+	struct fx_rs_pair pair;
+	char buf[4];
+
+	fx_rs_connect(AF_INET, &pair);
+	assert_int_equal(rsend(pair.client, "abc", 3, 0), 3);
+	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_int_equal(rrecvfrom(pair.server, buf, sizeof buf, 0, (struct sockaddr *)&from, &len),
+			 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_int_equal(len, sizeof(struct sockaddr_in));
+	FX_RS_OK(rgetsockname(pair.client, (struct sockaddr *)&client, &client_len));
+	assert_same_addr((struct sockaddr *)&from, (struct sockaddr *)&client);
+	fx_rs_close(&pair);
+}

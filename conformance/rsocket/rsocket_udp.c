@@ -5,6 +5,9 @@
  * the peer sees one (at most 5 s), as udpong does. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 
 #include "fixtures.h"
@@ -204,4 +207,187 @@ void rconnect__datagram_peer(void **state)
 	assert_memory_equal(buf, "hi", 2);
 	rclose(client);
 	rclose(server);
+}
+
+/* bind(2) on a datagram socket: a second bind is EINVAL, a port another
+ * socket holds EADDRINUSE, a short address EINVAL. Before any bind the
+ * name is the family's wildcard at port 0, and with no rconnect there is
+ * no peer (ENOTCONN). */
+void rbind__datagram(void **state)
+{
+	struct sockaddr_storage addr, name;
+	socklen_t len = sizeof name;
+	int fd = fx_rsocket(AF_INET, SOCK_DGRAM), other;
+
+	memset(&name, 0xa5, sizeof name);
+	FX_RS_OK(rgetsockname(fd, (struct sockaddr *)&name, &len));
+	assert_int_equal(len, sizeof(struct sockaddr_in));
+	assert_int_equal(name.ss_family, AF_INET);
+	assert_int_equal(fx_sockaddr_port((struct sockaddr *)&name), 0);
+	assert_int_equal(((struct sockaddr_in *)&name)->sin_addr.s_addr, htonl(INADDR_ANY));
+	len = sizeof name;
+	errno = 0;
+	assert_int_equal(rgetpeername(fd, (struct sockaddr *)&name, &len), -1);
+	RC_ASSERT_ERRNO("rgetpeername", errno, ENOTCONN);
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	errno = 0;
+	assert_int_equal(rbind(fd, (struct sockaddr *)&addr, sizeof(struct sockaddr_in) - 1), -1);
+	RC_ASSERT_ERRNO("rbind", errno, EINVAL);
+	FX_RS_OK(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	errno = 0;
+	assert_int_equal(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	RC_ASSERT_ERRNO("rbind", errno, EINVAL);
+	other = fx_rsocket(AF_INET, SOCK_DGRAM);
+	errno = 0;
+	assert_int_equal(rbind(other, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	RC_ASSERT_ERRNO("rbind", errno, EADDRINUSE);
+	fx_rs_close_unbound(other, AF_INET);
+	rclose(fd);
+}
+
+/* A datagram socket's options, but SOL_RDMA's, go to its UDP socket first
+ * (upstream's rsetsockopt): what the kernel refuses for UDP fails with
+ * its errno (a TCP option, an IPv6 option on IPv4: ENOPROTOOPT; a short
+ * optlen: EINVAL), and an option the kernel takes that rsockets does not
+ * name is 0, where a stream socket says ENOTSUP. */
+void rsetsockopt__datagram_udp_socket(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_DGRAM), fd6 = fx_rsocket(AF_INET6, SOCK_DGRAM), val = 1;
+	socklen_t len = sizeof val;
+
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, sizeof val), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, ENOPROTOOPT);
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &val, sizeof val), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, ENOPROTOOPT);
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &val, 2), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
+	assert_int_equal(rsetsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &val, sizeof val), 0);
+	FX_RS_OK(rsetsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &val, sizeof val));
+	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &val, &len));
+	assert_int_equal(val, 1);
+	val = 32;
+	FX_RS_OK(rsetsockopt(fd, SOL_RDMA, RDMA_SQSIZE, &val, sizeof val));
+	FX_RS_OK(rgetsockopt(fd, SOL_RDMA, RDMA_SQSIZE, &val, &len));
+	assert_int_equal(val, 32);
+	val = 1;
+	FX_RS_OK(rsetsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &val, sizeof val));
+	val = 0;
+	FX_RS_OK(rgetsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &val, &len));
+	assert_int_equal(val, 1);
+	fx_rs_close_unbound(fd6, AF_INET6);
+	fx_rs_close_unbound(fd, AF_INET);
+}
+
+/* O_NONBLOCK (rfcntl) as MSG_DONTWAIT; rpoll shows a bound socket
+ * writable, and an unbound one nothing. */
+void rrecvfrom__nonblocking_socket(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_DGRAM);
+	struct sockaddr_storage addr;
+	char c;
+
+	assert_int_equal(fx_rs_poll(fd, POLLIN | POLLOUT, 0), 0);
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	FX_RS_OK(rbind(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	FX_RS_OK(rfcntl(fd, F_SETFL, O_NONBLOCK));
+	assert_true(rfcntl(fd, F_GETFL) & O_NONBLOCK);
+	errno = 0;
+	assert_int_equal(rrecvfrom(fd, &c, 1, 0, NULL, NULL), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	assert_int_equal(fx_rs_poll(fd, POLLIN | POLLOUT, 0), POLLOUT);
+	rclose(fd);
+}
+
+/* MSG_PEEK leaves the datagram for the next call; an address buffer
+ * shorter than the sender's address gets what fits, its length kept. */
+void rrecvfrom__peek_and_short_address(void **state)
+{
+	struct sockaddr_storage to, from;
+	socklen_t len = 4;
+	int server, client;
+	char buf[16];
+
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	server = bound(AF_INET, fx_port());
+	client = bound(AF_INET, 0);
+	fx_rs_addr(AF_INET, fx_port(), &to);
+	send_until_seen(client, "peek", 4, &to, server);
+	assert_int_equal(rrecvfrom(server, buf, sizeof buf, MSG_PEEK, NULL, NULL), 4);
+	assert_memory_equal(buf, "peek", 4);
+	memset(&from, 0xa5, sizeof from);
+	assert_int_equal(rrecvfrom(server, buf, 2, 0, (struct sockaddr *)&from, &len), 2);
+	assert_memory_equal(buf, "pe", 2);
+	assert_int_equal(len, 4);
+	assert_int_equal(from.ss_family, AF_INET);
+	assert_int_equal(ntohs(fx_sockaddr_port((struct sockaddr *)&from)), port_of(client));
+	assert_int_equal(((unsigned char *)&from)[4], 0xa5);
+	rclose(client);
+	rclose(server);
+}
+
+/* One socket, two peers: each datagram names its sender, and each
+ * answer sent there reaches that peer alone. */
+void rsendto__several_peers(void **state)
+{
+	struct sockaddr_storage to, from[2];
+	int server, client[2];
+	char buf[16];
+
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	server = bound(AF_INET, fx_port());
+	fx_rs_addr(AF_INET, fx_port(), &to);
+	for (int i = 0; i < 2; i++) {
+		socklen_t len = sizeof from[i];
+
+		client[i] = bound(AF_INET, 0);
+		send_until_seen(client[i], i ? "two" : "one", 3, &to, server);
+		assert_int_equal(rrecvfrom(server, buf, sizeof buf, 0, (struct sockaddr *)&from[i],
+					   &len), 3);
+		assert_memory_equal(buf, i ? "two" : "one", 3);
+		assert_from(&from[i], AF_INET, port_of(client[i]));
+		drain(server);
+	}
+	for (int i = 0; i < 2; i++) {
+		send_until_seen(server, i ? "to-2" : "to-1", 4, &from[i], client[i]);
+		assert_int_equal(rrecvfrom(client[i], buf, sizeof buf, 0, NULL, NULL), 4);
+		assert_memory_equal(buf, i ? "to-2" : "to-1", 4);
+	}
+	rclose(client[0]);
+	rclose(client[1]);
+	rclose(server);
+}
+
+/* Upstream's rsendto makes its address the one rsend sends to
+ * (rs->conn_dest), even on a socket connected elsewhere; rgetpeername
+ * still names the address connected to. udp(7) has the connected address
+ * as the default. */
+void rsend__datagram_goes_where_rsendto_went(void **state)
+{
+	struct sockaddr_storage a, b, peer;
+	socklen_t len = sizeof peer;
+	int server_a, server_b, client;
+	char buf[8];
+
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	server_a = bound(AF_INET, fx_port());
+	server_b = bound(AF_INET, 0);
+	fx_rs_addr(AF_INET, fx_port(), &a);
+	fx_rs_addr(AF_INET, port_of(server_b), &b);
+	client = fx_rsocket(AF_INET, SOCK_DGRAM);
+	FX_RS_OK(rconnect(client, (struct sockaddr *)&a, fx_rs_len(&a)));
+	send_until_seen(client, "b", 1, &b, server_b);
+	assert_int_equal(rrecvfrom(server_b, buf, sizeof buf, 0, NULL, NULL), 1);
+	drain(server_b);
+	send_until_seen(client, "again", 5, NULL, server_b);
+	assert_int_equal(rrecvfrom(server_b, buf, sizeof buf, 0, NULL, NULL), 5);
+	assert_memory_equal(buf, "again", 5);
+	rc_note_documented(false);
+	FX_RS_OK(rgetpeername(client, (struct sockaddr *)&peer, &len));
+	assert_from(&peer, AF_INET, fx_port());
+	rclose(client);
+	rclose(server_b);
+	rclose(server_a);
 }

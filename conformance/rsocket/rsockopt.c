@@ -242,3 +242,191 @@ void rsetsockopt__keepalive_on_fabric_clock(void **state)
 		fail_msg("rpoll after 120 s of a keepalive on a dead path: revents 0x%x, no error", revents);
 	fx_rs_close(&p);
 }
+
+/* Each level's options that rsockets does not name, and levels it does
+ * not know: ENOTSUP, to set and to get. SO_ERROR may be read, not set. */
+void rsetsockopt__unknown_option(void **state)
+{
+	static const int opts[][2] = {
+		{ SOL_SOCKET, SO_ERROR },       { SOL_SOCKET, SO_PRIORITY },
+		{ IPPROTO_IP, IP_TTL },         { IPPROTO_TCP, TCP_CORK },
+		{ IPPROTO_IPV6, IPV6_UNICAST_HOPS }, { SOL_RDMA, RDMA_ROUTE + 1 },
+		{ IPPROTO_UDP, 1 },             { 12345, 1 },
+	};
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), val = 1;
+
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		socklen_t len = sizeof val;
+
+		errno = 0;
+		if (rsetsockopt(fd, opts[i][0], opts[i][1], &val, sizeof val) != -1)
+			fail_msg("rsetsockopt(%d, %d) did not fail", opts[i][0], opts[i][1]);
+		RC_ASSERT_ERRNO("rsetsockopt", errno, ENOTSUP);
+		if (i == 0)
+			continue;
+		errno = 0;
+		if (rgetsockopt(fd, opts[i][0], opts[i][1], &val, &len) != -1)
+			fail_msg("rgetsockopt(%d, %d) did not fail", opts[i][0], opts[i][1]);
+		RC_ASSERT_ERRNO("rgetsockopt", errno, ENOTSUP);
+	}
+	rclose(fd);
+}
+
+/* SO_REUSEADDR goes to the CM (RDMA_OPTION_ID_REUSEADDR), which takes an
+ * int and nothing else: a shorter or longer optlen is EINVAL. */
+void rsetsockopt__reuseaddr_length(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+	long long wide = 1;
+	int val = 1;
+
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &val, 2), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &wide, sizeof wide), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
+	assert_int_equal(get_int(fd, SOL_SOCKET, SO_REUSEADDR), 0);
+	rclose(fd);
+}
+
+/* TCP_KEEPIDLE reads 0 until keepalives are on; SO_KEEPALIVE then takes
+ * the system's tcp_keepalive_time, and TCP_KEEPIDLE sets it (above 0).
+ * TCP_KEEPCNT and TCP_KEEPINTVL do not apply (a reliable connection):
+ * taken, and read as 1. TCP_MAXSEG is taken and changes nothing. */
+void rsetsockopt__keepalive_times(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), sys = 7200, bad[] = { 0, -5 };
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_keepalive_time", "r");
+
+	if (f) {
+		if (fscanf(f, "%d", &sys) != 1)
+			sys = 7200;
+		fclose(f);
+	}
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_KEEPIDLE), 0);
+	set_int(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_KEEPIDLE), sys);
+	for (int i = 0; i < 2; i++) {
+		errno = 0;
+		assert_int_equal(rsetsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &bad[i], sizeof bad[i]), -1);
+		RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
+	}
+	set_int(fd, IPPROTO_TCP, TCP_KEEPIDLE, 45);
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_KEEPIDLE), 45);
+	set_int(fd, IPPROTO_TCP, TCP_KEEPCNT, 5);
+	set_int(fd, IPPROTO_TCP, TCP_KEEPINTVL, 5);
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_KEEPCNT), 1);
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_KEEPINTVL), 1);
+	set_int(fd, IPPROTO_TCP, TCP_MAXSEG, 1000);
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_MAXSEG), 2048);
+	set_int(fd, SOL_SOCKET, SO_KEEPALIVE, 0);
+	assert_int_equal(get_int(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+	rclose(fd);
+}
+
+/* A route given before connecting (RDMA_ROUTE, for rconnect) is not read
+ * back: upstream copies the caller's buffer over the route it keeps and
+ * leaves the buffer as it was, reporting the route's length. After the
+ * connection starts, RDMA_ROUTE cannot be set. */
+void rgetsockopt__route_as_set(void **state)
+{
+	struct ibv_path_data given = { .flags = IBV_PATH_FLAG_PRIMARY }, out;
+	socklen_t len = sizeof out;
+	struct fx_rs_pair pair;
+	unsigned char fill[sizeof out];
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	given.path.mtu = 3 | 2 << 6;
+	FX_RS_OK(rsetsockopt(fd, SOL_RDMA, RDMA_ROUTE, &given, sizeof given));
+	len = sizeof out - 1;
+	errno = 0;
+	assert_int_equal(rgetsockopt(fd, SOL_RDMA, RDMA_ROUTE, &out, &len), -1);
+	RC_ASSERT_ERRNO("rgetsockopt", errno, EINVAL);
+	memset(&out, 0xa5, sizeof out);
+	memcpy(fill, &out, sizeof fill);
+	len = sizeof out;
+	FX_RS_OK(rgetsockopt(fd, SOL_RDMA, RDMA_ROUTE, &out, &len));
+	assert_int_equal(len, sizeof given);
+	assert_memory_equal(&out, fill, sizeof fill);
+	rc_note_documented(!memcmp(&out, &given, sizeof given));
+	rclose(fd);
+	fx_rs_connect(AF_INET, &pair);
+	errno = 0;
+	assert_int_equal(rsetsockopt(pair.client, SOL_RDMA, RDMA_ROUTE, &given, sizeof given), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
+	fx_rs_close(&pair);
+}
+
+/* rdma-core 63 added TCP_INFO, IP_TOS, TCP_CONGESTION and SO_BROADCAST;
+ * before, each is ENOTSUP and the test skips. */
+static bool before_v63(int fd)
+{
+	int val;
+	socklen_t len = sizeof val;
+
+	if (!rgetsockopt(fd, IPPROTO_IP, IP_TOS, &val, &len))
+		return false;
+	RC_ASSERT_ERRNO("rgetsockopt", errno, ENOTSUP);
+	return true;
+}
+
+/* TCP_INFO fills the state and the send window (RDMA_SQSIZE). Upstream
+ * reports TCP_ESTABLISHED only where its state is exactly rs_connected,
+ * and a connection's carries rs_readable and rs_writable too: TCP_CLOSE,
+ * connected or not. */
+void rgetsockopt__tcp_info(void **state)
+{
+	struct tcp_info info;
+	socklen_t len = sizeof info;
+	struct fx_rs_pair pair;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	if (before_v63(fd)) {
+		rclose(fd);
+		RC_SKIP("librdmacm before rdma-core 63: no TCP_INFO");
+	}
+	set_int(fd, SOL_RDMA, RDMA_SQSIZE, 100);
+	memset(&info, 0xff, sizeof info);
+	FX_RS_OK(rgetsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len));
+	assert_int_equal(len, sizeof info);
+	assert_int_equal(info.tcpi_state, TCP_CLOSE);
+	assert_int_equal(info.tcpi_snd_cwnd, 100);
+	assert_int_equal(info.tcpi_rtt, 0);
+	rclose(fd);
+	fx_rs_connect(AF_INET, &pair);
+	len = sizeof info;
+	FX_RS_OK(rgetsockopt(pair.client, IPPROTO_TCP, TCP_INFO, &info, &len));
+	assert_int_equal(info.tcpi_state, TCP_CLOSE);
+	rc_note_documented(info.tcpi_state == TCP_ESTABLISHED);
+	assert_int_equal(info.tcpi_snd_cwnd, get_int(pair.client, SOL_RDMA, RDMA_SQSIZE));
+	fx_rs_close(&pair);
+}
+
+/* IP_TOS goes to the CM (RDMA_OPTION_ID_TOS), which takes one byte: an
+ * int's optlen is EINVAL, yet the value is kept and reads back. One byte
+ * is taken. TCP_CONGESTION is taken and reads 1; SO_BROADCAST reads
+ * without an answer (0, the value left as it was). */
+void rsetsockopt__tos_and_congestion(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), tos = 0x20, val = 7;
+	socklen_t len = sizeof val;
+
+	if (before_v63(fd)) {
+		rclose(fd);
+		RC_SKIP("librdmacm before rdma-core 63: no IP_TOS");
+	}
+	errno = 0;
+	assert_int_equal(rsetsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos), -1);
+	RC_ASSERT_ERRNO("rsetsockopt", errno, EINVAL);
+	assert_int_equal(get_int(fd, IPPROTO_IP, IP_TOS), 0x20);
+	tos = 0x48;
+	FX_RS_OK(rsetsockopt(fd, IPPROTO_IP, IP_TOS, &tos, 1));
+	assert_int_equal(get_int(fd, IPPROTO_IP, IP_TOS) & 0xff, 0x48);
+	set_int(fd, IPPROTO_TCP, TCP_CONGESTION, 0);
+	assert_int_equal(get_int(fd, IPPROTO_TCP, TCP_CONGESTION), 1);
+	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_BROADCAST, &val, &len));
+	assert_int_equal(val, 7);
+	assert_int_equal(len, sizeof val);
+	rclose(fd);
+}
