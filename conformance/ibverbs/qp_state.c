@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/mlx5dv.h>
+
 #include "fixtures.h"
+#include "link.h"
 #include "qp.h"
 
 static const enum ibv_qp_type conn_types[] = { IBV_QPT_RC, IBV_QPT_UC };
@@ -248,6 +251,126 @@ void ibv_modify_qp__positive_errno(void **state)
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
 	ret = ibv_modify_qp(q.qp, &attr, IBV_QP_STATE);
 	RC_ASSERT_ERRNO("ibv_modify_qp", ret, EINVAL);
+	fx_qp_release(&q);
+}
+
+/* ---------------------------------------------------------------- values */
+
+/* One refused modify: the errno, and the QP still where it was (man
+ * ibv_modify_qp(3): none of the attributes will be modified). */
+static void refused(const struct fx_qp *q, struct ibv_qp_attr *attr, int mask, int want,
+		    const char *what)
+{
+	enum ibv_qp_state before = fx_qp_state(q->qp);
+	int ret = ibv_modify_qp(q->qp, attr, mask);
+
+	if (ret != want)
+		fail_msg("%s: ibv_modify_qp gave %d (%s), not %s", what, ret, strerror(ret),
+			 strerror(want));
+	RC_ASSERT_ERRNO("ibv_modify_qp", ret, want);
+	assert_int_equal(fx_qp_state(q->qp), before);
+}
+
+/* Each transition of an RC QP with one attribute out of its range, then
+ * with it right: ports past the device's, an MTU past IBV_MTU_4096, more
+ * outstanding reads than max_qp_rd_atom, an alternate path on RoCE, a
+ * state past IBV_QPS_ERR; on mlx5 a P_Key index past the device's
+ * max_pkeys, which its driver checks (mlx5_ib_modify_qp, against the
+ * pkey_table_len it keeps from max_pkeys). */
+void ibv_modify_qp__values_out_of_range(void **state)
+{
+	struct ibv_device_attr dev;
+	struct ibv_port_attr port;
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+	int mask;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	FX_VERBS_OK(ibv_query_device(q.ctx, &dev));
+	FX_VERBS_OK(ibv_query_port(q.ctx, 1, &port));
+
+	mask = fx_qp_required(&q, IBV_QPS_INIT, &attr);
+	attr.port_num = 0;
+	refused(&q, &attr, mask, EINVAL, "RESET->INIT, port 0");
+	attr.port_num = dev.phys_port_cnt + 1;
+	refused(&q, &attr, mask, EINVAL, "RESET->INIT, port past the last");
+	attr.port_num = 1;
+	if (mlx5dv_is_supported(q.ctx->device)) {
+		attr.pkey_index = dev.max_pkeys;
+		refused(&q, &attr, mask, EINVAL, "RESET->INIT, pkey_index past max_pkeys");
+		attr.pkey_index = 0;
+	}
+	attr.qp_state = (enum ibv_qp_state)(IBV_QPS_ERR + 1);
+	refused(&q, &attr, mask, EINVAL, "RESET->a state past IBV_QPS_ERR");
+	attr.qp_state = IBV_QPS_INIT;
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+
+	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
+	attr.path_mtu = (enum ibv_mtu)(IBV_MTU_4096 + 2);
+	refused(&q, &attr, mask, EINVAL, "INIT->RTR, path_mtu past IBV_MTU_4096");
+	attr.path_mtu = IBV_MTU_1024;
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+
+	mask = fx_qp_required(&q, IBV_QPS_RTS, &attr);
+	attr.max_rd_atomic = (uint8_t)(dev.max_qp_rd_atom + 1);
+	if (dev.max_qp_rd_atom < 255)
+		refused(&q, &attr, mask, EINVAL, "RTR->RTS, max_rd_atomic past max_qp_rd_atom");
+	attr.max_rd_atomic = 1;
+	if (port.link_layer != IBV_LINK_LAYER_INFINIBAND) {
+		/* The kernel's core keeps alternate paths to InfiniBand. */
+		attr.alt_port_num = 1;
+		attr.alt_ah_attr = attr.ah_attr;
+		attr.alt_ah_attr.port_num = 1;
+		attr.alt_timeout = 14;
+		refused(&q, &attr, mask | IBV_QP_ALT_PATH, EINVAL, "RTR->RTS with an alternate path");
+	}
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+	assert_int_equal(fx_qp_state(q.qp), IBV_QPS_RTS);
+	fx_qp_release(&q);
+}
+
+/* INIT->RTR of an RC QP whose address is wrong: its port past the
+ * device's, no GRH on RoCE, a source GID index past the table (EINVAL)
+ * or naming an empty entry (ENODATA, as rdma_get_gid_attr says); then
+ * the right one. */
+void ibv_modify_qp__address_refused(void **state)
+{
+	struct ibv_device_attr dev;
+	struct ibv_port_attr port;
+	struct ibv_gid_entry e;
+	struct ibv_qp_attr attr;
+	int mask, empty = -1;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	if (fx_port_ib(q.ctx, 1)) {
+		fx_qp_release(&q);
+		RC_SKIP("port 1 is InfiniBand: its address needs no GID");
+	}
+	FX_VERBS_OK(ibv_query_device(q.ctx, &dev));
+	FX_VERBS_OK(ibv_query_port(q.ctx, 1, &port));
+	for (int i = 0; i < port.gid_tbl_len && empty < 0; i++)
+		if (ibv_query_gid_ex(q.ctx, 1, (uint32_t)i, &e, 0) == ENODATA)
+			empty = i;
+	fx_qp_to(&q, IBV_QPS_INIT);
+
+	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
+	attr.ah_attr.port_num = dev.phys_port_cnt + 1;
+	refused(&q, &attr, mask, EINVAL, "INIT->RTR, the address's port past the last");
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.is_global = 0;
+	refused(&q, &attr, mask, EINVAL, "INIT->RTR, a RoCE address without a GRH");
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.sgid_index = (uint8_t)port.gid_tbl_len;
+	if (port.gid_tbl_len <= 255)
+		refused(&q, &attr, mask, EINVAL, "INIT->RTR, sgid_index past the GID table");
+	if (empty >= 0 && empty <= 255) {
+		attr.ah_attr.grh.sgid_index = (uint8_t)empty;
+		refused(&q, &attr, mask, ENODATA, "INIT->RTR, sgid_index of an empty entry");
+	}
+	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+	assert_int_equal(fx_qp_state(q.qp), IBV_QPS_RTR);
 	fx_qp_release(&q);
 }
 

@@ -620,12 +620,15 @@ MOCK_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, ui
 
 /* ---------------------------------------------------------------- modify */
 
-static bool valid_gid_index(struct mock_qp *mqp, int index)
+/* The kernel's _ib_modify_qp takes the AV's source GID with
+ * rdma_fill_sgid_attr (cache.c rdma_get_gid_attr): an index past the
+ * table is EINVAL, an empty entry ENODATA. */
+static int sgid_error(struct mock_qp *mqp, int index)
 {
 	union ibv_gid gid;
 
 	return verbs_gid(verbs_context_of(mqp->qp.context, "ibv_modify_qp"), 1, (uint32_t)index,
-			 &gid, NULL) == 0;
+			 &gid, NULL);
 }
 
 /* mlx5_ib_modify_dct and modify_dci_qp_is_ok: the transitions a DC QP
@@ -720,9 +723,10 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 		return EINVAL;
 	/* RoCE addresses need a GRH naming a source GID the port has; an
 	 * InfiniBand path within the subnet is its LID alone. */
-	if ((*mask & IBV_QP_AV) &&
-	    (attr->ah_attr.is_global ? !valid_gid_index(mqp, attr->ah_attr.grh.sgid_index) : !mqp->ib))
-		return EINVAL;
+	if ((*mask & IBV_QP_AV) && !attr->ah_attr.is_global)
+		return mqp->ib ? 0 : EINVAL;
+	if (*mask & IBV_QP_AV)
+		return sgid_error(mqp, attr->ah_attr.grh.sgid_index);
 	return 0;
 }
 
