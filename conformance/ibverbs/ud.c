@@ -594,6 +594,99 @@ void ibv_init_ah_from_wc__past_last_port(void **state)
 	ud_close(&u);
 }
 
+/* A GRH as a RoCE packet from peer to dgid would carry it: IPv6 form,
+ * next header next_hdr, traffic class 0x28, flow label 0x12345, hop limit 7. */
+static void grh_v6(struct ibv_grh *grh, uint8_t next_hdr, const union ibv_gid *peer,
+		   const union ibv_gid *dgid)
+{
+	memset(grh, 0, sizeof *grh);
+	grh->version_tclass_flow = htonl(6u << 28 | 0x28u << 20 | 0x12345u);
+	grh->next_hdr = next_hdr;
+	grh->hop_limit = 7;
+	grh->sgid = *peer;
+	grh->dgid = *dgid;
+}
+
+static int from_grh(struct ibv_context *ctx, struct ibv_grh *grh, struct ibv_ah_attr *ah)
+{
+	struct ibv_wc wc = { .wc_flags = IBV_WC_GRH };
+
+	errno = 0;
+	return ibv_init_ah_from_wc(ctx, 1, &wc, grh, ah);
+}
+
+/* The GRH decides the reply's address without a packet: an IPv6-form GRH
+ * with next header UDP is RoCE v2 (the sender's GID, the receiver's v2
+ * entry, hop limit, class and flow label from the header); next header
+ * 0x1b is RoCE v1, found only where the table has a v1 entry (mlx5: yes;
+ * rxe: none, EINVAL); another next header is EPROTONOSUPPORT; a multicast
+ * destination, IPv6 or IPv4, is in no table: EINVAL. */
+void ibv_init_ah_from_wc__grh_kinds(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	union ibv_gid own, peer = { .raw = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 7 } };
+	union ibv_gid group = { .raw = { 0xff, 0x0e, [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
+	int v2, v1 = -1, len;
+	struct ibv_ah_attr ah;
+	struct ibv_port_attr port;
+	struct ibv_grh grh;
+	struct iphdr *ip4 = (struct iphdr *)((char *)&grh + 20);
+
+	if (fx_port_ib(ctx, 1)) {
+		FX_VERBS_OK(ibv_close_device(ctx));
+		RC_SKIP("port 1 is InfiniBand: its GRH is not a RoCE header");
+	}
+	v2 = fx_gid_index(ctx, fx_addr(AF_INET), &own);
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &port));
+	len = port.gid_tbl_len;
+	for (int i = 0; i < len && v1 < 0; i++) {
+		struct ibv_gid_entry e;
+
+		if (!ibv_query_gid_ex(ctx, 1, (uint32_t)i, &e, 0) && e.gid_type == IBV_GID_TYPE_ROCE_V1 &&
+		    !memcmp(&e.gid, &own, sizeof own))
+			v1 = i;
+	}
+
+	grh_v6(&grh, IPPROTO_UDP, &peer, &own);
+	assert_int_equal(from_grh(ctx, &grh, &ah), 0);
+	assert_int_equal(ah.is_global, 1);
+	assert_int_equal(ah.port_num, 1);
+	assert_memory_equal(&ah.grh.dgid, &peer, sizeof peer);
+	assert_int_equal(ah.grh.sgid_index, v2);
+	assert_int_equal(ah.grh.hop_limit, 7);
+	assert_int_equal(ah.grh.traffic_class, 0x28);
+	assert_int_equal(ah.grh.flow_label, 0x12345);
+
+	grh_v6(&grh, 0x1b, &peer, &own);
+	if (v1 >= 0) {
+		assert_int_equal(from_grh(ctx, &grh, &ah), 0);
+		assert_int_equal(ah.grh.sgid_index, v1);
+	} else {
+		assert_int_equal(from_grh(ctx, &grh, &ah), -1);
+		RC_ASSERT_ERRNO("ibv_init_ah_from_wc", errno, EINVAL);
+	}
+
+	grh_v6(&grh, IPPROTO_TCP, &peer, &own);
+	assert_int_equal(from_grh(ctx, &grh, &ah), -1);
+	RC_ASSERT_ERRNO("ibv_init_ah_from_wc", errno, EPROTONOSUPPORT);
+
+	grh_v6(&grh, IPPROTO_UDP, &peer, &group);
+	assert_int_equal(from_grh(ctx, &grh, &ah), -1);
+	RC_ASSERT_ERRNO("ibv_init_ah_from_wc", errno, EINVAL);
+
+	/* RoCE v2 over IPv4: the header in the GRH's last 20 bytes. */
+	memset(&grh, 0, sizeof grh);
+	ip4->version = 4;
+	ip4->ihl = 5;
+	ip4->ttl = 9;
+	ip4->protocol = IPPROTO_UDP;
+	ip4->saddr = htonl(0xc0000207);
+	ip4->daddr = htonl(0xe0000005); /* 224.0.0.5 */
+	assert_int_equal(from_grh(ctx, &grh, &ah), -1);
+	RC_ASSERT_ERRNO("ibv_init_ah_from_wc", errno, EINVAL);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
 /* ---------------------------------------------------------------- multicast attachments */
 
 /* ff0e::ffff:239.1.2.3, the GID of an IPv4 group as the kernel forms it. */
