@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -126,6 +127,63 @@ void ibv_read_sysfs_file__node_type(void **state)
 	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "no_such_file", buf, sizeof buf), -1);
 	assert_int_equal(errno, ENOENT);
 	ibv_close_device(ctx);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		fail_msg("%s: %s", path, strerror(errno));
+}
+
+/* Any directory's files, not only the device's: the text without its one
+ * trailing newline and its length; a text of exactly size bytes with no
+ * newline to drop does not fit (-1); an empty file reads 0 bytes; a path
+ * past PATH_MAX is open(2)'s ENAMETOOLONG. */
+void ibv_read_sysfs_file__any_file(void **state)
+{
+	char dir[] = "/tmp/rdmacheck-sysfs-XXXXXX", buf[8], *long_dir;
+	static const char *const names[] = { "line", "bare", "full", "exact", "empty" };
+
+	fx_require_backend();
+	if (!mkdtemp(dir))
+		fail_msg("mkdtemp: %s", strerror(errno));
+	write_file(dir, "line", "abc\n");
+	write_file(dir, "bare", "abcd");
+	write_file(dir, "full", "abcdefgh");
+	write_file(dir, "exact", "abcdefg\n");
+	write_file(dir, "empty", "");
+
+	assert_int_equal(ibv_read_sysfs_file(dir, "line", buf, sizeof buf), 3);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(ibv_read_sysfs_file(dir, "bare", buf, sizeof buf), 4);
+	assert_string_equal(buf, "abcd");
+	assert_int_equal(ibv_read_sysfs_file(dir, "full", buf, sizeof buf), -1);
+	assert_int_equal(ibv_read_sysfs_file(dir, "exact", buf, sizeof buf), 7);
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(ibv_read_sysfs_file(dir, "empty", buf, sizeof buf), 0);
+
+	long_dir = malloc(5000);
+	assert_non_null(long_dir);
+	memset(long_dir, 'a', 4999);
+	long_dir[0] = '/';
+	long_dir[4999] = '\0';
+	errno = 0;
+	assert_int_equal(ibv_read_sysfs_file(long_dir, "line", buf, sizeof buf), -1);
+	RC_ASSERT_ERRNO("ibv_read_sysfs_file", errno, ENAMETOOLONG);
+	free(long_dir);
+
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char path[512];
+
+		snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 void sysfs__port_attributes(void **state)
