@@ -1171,6 +1171,101 @@ void mlx5dv_create_qp__dc_refused(void **state)
 	dc_close(&d);
 }
 
+/* mlx5dv_create_qp of type on q's objects with dv (NULL: none); 0 and the
+ * QP checked and destroyed, or the errno. */
+static int dv_create(struct fx_qp *q, enum ibv_qp_type type, struct mlx5dv_qp_init_attr *dv)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = type, .send_cq = q->cq, .recv_cq = q->cq,
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = q->pd,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = mlx5dv_create_qp(q->ctx, &attr, dv);
+	if (!qp)
+		return errno;
+	assert_int_equal(qp->qp_type, type);
+	FX_VERBS_OK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &init));
+	assert_int_equal(qa.qp_state, IBV_QPS_RESET);
+	assert_int_equal(init.qp_type, type);
+	FX_VERBS_OK(ibv_destroy_qp(qp));
+	return 0;
+}
+
+/* RC, UC and UD QPs made by mlx5dv_create_qp: with no mlx5 attributes,
+ * and with scatter to CQE disabled or allowed; both at once, a creation
+ * flag or a comp_mask bit the provider does not know, or DC attributes
+ * on these types are EINVAL (providers/mlx5 verbs.c create_qp). */
+void mlx5dv_create_qp__create_flags(void **state)
+{
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	static const struct {
+		uint64_t comp_mask;
+		uint32_t create_flags;
+		int want;
+		const char *what;
+	} cases[] = {
+		{ MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS, 0, 0, "no flag" },
+		{ MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS, MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE, 0,
+		  "scatter to CQE disabled" },
+		{ MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS, MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE, 0,
+		  "scatter to CQE allowed" },
+		{ MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+		  MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE | MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE, EINVAL,
+		  "scatter to CQE disabled and allowed" },
+		{ MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS, 1u << 31, EINVAL, "an unknown creation flag" },
+		{ 1ull << 62, 0, EINVAL, "an unknown comp_mask bit" },
+		{ MLX5DV_QP_INIT_ATTR_MASK_DC, 0, EINVAL, "DC attributes" },
+	};
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
+	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+		int err = dv_create(&q, types[t], NULL);
+
+		if (err)
+			fail_msg("type %d without mlx5 attributes: %s", types[t], strerror(err));
+		for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+			struct mlx5dv_qp_init_attr dv = { .comp_mask = cases[c].comp_mask,
+							  .create_flags = cases[c].create_flags };
+
+			err = dv_create(&q, types[t], &dv);
+			if (err != cases[c].want)
+				fail_msg("type %d, %s: %s, not %s", types[t], cases[c].what, strerror(err),
+					 strerror(cases[c].want));
+			if (err)
+				RC_ASSERT_ERRNO("mlx5dv_create_qp", err, cases[c].want);
+		}
+	}
+	fx_qp_release(&q);
+}
+
+/* mlx5dv_create_qp and mlx5dv_init_obj on a device that is not mlx5:
+ * EOPNOTSUPP, mlx5_get_dv_ops giving no ops; mlx5dv_init_obj naming no
+ * object it knows: EINVAL, whatever the device (get_context_from_obj). */
+void mlx5dv_create_qp__not_mlx5(void **state)
+{
+	struct ibv_qp_init_attr_ex attr;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_pd dv_pd;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_NOT_MLX5, IBV_QPT_RC);
+	attr = (struct ibv_qp_init_attr_ex){ .qp_type = IBV_QPT_RC, .send_cq = q.cq, .recv_cq = q.cq,
+					     .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = q.pd,
+					     .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						      .max_send_sge = 1, .max_recv_sge = 1 } };
+	RC_ASSERT_FAILS_NULL("mlx5dv_create_qp", mlx5dv_create_qp(q.ctx, &attr, NULL), EOPNOTSUPP);
+	obj = (struct mlx5dv_obj){ .pd = { .in = q.pd, .out = &dv_pd } };
+	RC_ASSERT_ERRNO("mlx5dv_init_obj", mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD), EOPNOTSUPP);
+	RC_ASSERT_ERRNO("mlx5dv_init_obj", mlx5dv_init_obj(&obj, 0), EINVAL);
+	fx_qp_release(&q);
+}
+
 /* One DC WQE: control, the full address vector naming the DCT (its
  * number, MLX5_EXTENDED_UD_AV, the key, the GRH to the port's GID 0),
  * then for RDMA the remote address, then one 8-byte data segment
