@@ -21,6 +21,8 @@
 #   PROGRAMS     the names to run, space separated (all)
 #   CLIENT_TIMEOUT, SERVER_TIMEOUT  each side's bound in seconds (30, 60;
 #                the guests give rstream's full table more under TCG)
+#   SERVER_AFTER the seconds a server may outlive its client (30; 60 in
+#                the guests): one waiting for what will not come is stopped
 # On the mock, LD_LIBRARY_PATH names build/mock/lib and RDMAMOCK_FABRIC a
 # fabric of this run's own. POSIX sh: it runs under busybox in the guests.
 set -u

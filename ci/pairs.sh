@@ -4,11 +4,13 @@
 # verdict per program in $results (NAME, pass or FAIL, why), a failure
 # shown with the last lines each side wrote.
 # The caller calls pairs_begin first, and sets START_DELAY,
-# CLIENT_TIMEOUT, SERVER_TIMEOUT, READY_CM (optional), and defines
+# CLIENT_TIMEOUT, SERVER_TIMEOUT, SERVER_AFTER (optional: the seconds a
+# server may outlive its client, 30), READY_CM (optional), and defines
 # wanted NAME (whether to run it). RACE names a function that says whether
 # a failed run lost a known race of the program's own (run again, up to 4
 # runs, saying RACE_NOTE); by default none.
 RACE=${RACE:-false}
+SERVER_AFTER=${SERVER_AFTER:-30}
 passed=0 failed=0 skipped=0
 
 # pairs_begin NAME [-r] [-o OUT_DIR]: the caller's options (-r: report, exit
@@ -120,8 +122,22 @@ run_pair() {
 		wait "$spid" 2>/dev/null
 		src=0
 	else
+		# Once its client has ended, a server has SERVER_AFTER s to end
+		# too: one that waits for what will not come (a message lost, a
+		# client that failed) is stopped then, not at SERVER_TIMEOUT.
+		rm -f "$slog.stuck"
+		(
+			trap 'kill $s; exit 0' TERM
+			sleep "$SERVER_AFTER" &
+			s=$!
+			wait $s && : >"$slog.stuck" && kill "$spid"
+		) >/dev/null 2>&1 &
+		wpid=$!
 		wait "$spid"
 		src=$?
+		kill "$wpid" 2>/dev/null
+		wait "$wpid" 2>/dev/null
+		[ -e "$slog.stuck" ] && src=stuck
 	fi
 }
 
@@ -144,7 +160,10 @@ pair() {
 	why=""
 	# 124: coreutils' timeout; 143: busybox's (the guests)
 	case $crc in 124 | 143) why="the client did not end within $CLIENT_TIMEOUT s" ;; esac
-	[ -z "$why" ] && case $src in 124 | 143) why="the server did not end within $SERVER_TIMEOUT s" ;; esac
+	[ -z "$why" ] && case $src in
+	124 | 143) why="the server did not end within $SERVER_TIMEOUT s" ;;
+	stuck) why="the server did not end within $SERVER_AFTER s of its client" ;;
+	esac
 	[ -z "$why" ] && [ "$crc" != 0 ] && why="the client exited $crc"
 	[ -z "$why" ] && [ "$src" != 0 ] && why="the server exited $src"
 	if [ -z "$why" ] && [ -n "$cev" ] && ! grep -Eq "$cev" "$cl"; then
