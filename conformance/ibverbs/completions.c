@@ -415,3 +415,46 @@ void ibv_post_send__qp_in_err_flushes(void **state)
 	}
 	fx_fields_done(&f);
 }
+
+/* A receive posted to a QP in ERR: mlx5 flushes it at once. rxe's provider
+ * puts it in the queue it shares with the kernel and rings nothing, so it
+ * waits there, and more fill the queue (ENOMEM), until an ibv_post_send
+ * rings the doorbell and the kernel flushes them all. */
+void ibv_post_recv__qp_in_err_waits(void **state)
+{
+	const char *addrs_[2];
+	struct fx_fields f = { 0 };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct fx_link l;
+
+	EACH_DEVICE(l, f, NULL, NULL) {
+		struct ibv_sge sge = { (uintptr_t)l.c.buf, 64, l.c.mr->lkey };
+		struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+		uint64_t n = 0;
+		int ret = 0;
+
+		FX_VERBS_OK(ibv_modify_qp(l.c.id->qp, &err, IBV_QP_STATE));
+		fx_post_recv(&l.c, 131, 0, 64);
+		if (fx_link_is_mlx5(&l)) {
+			flushed(&f, l.c.id->recv_cq, 131, &l.c);
+			continue;
+		}
+		FX_FIELD(&f, fx_cq_quiet(l.c.id->recv_cq, 500), 1);
+		/* The queue fills: no more than 4 x FX_LINK_WRS (rxe's ring is
+		 * the power of two above the depth asked for). */
+		while (n < 4 * FX_LINK_WRS) {
+			wr.wr_id = 132 + n;
+			if ((ret = ibv_post_recv(l.c.id->qp, &wr, &bad)))
+				break;
+			n++;
+		}
+		FX_FIELD(&f, ret, ENOMEM);
+		FX_FIELD(&f, n >= FX_LINK_WRS - 1, 1);
+		send_with(&l.c, 122, IBV_WR_SEND, LEN, NULL, 0);
+		flushed(&f, l.c.id->recv_cq, 131, &l.c);
+		for (uint64_t i = 0; i < n; i++)
+			flushed(&f, l.c.id->recv_cq, 132 + i, &l.c);
+		flushed(&f, l.c.id->send_cq, 122, &l.c);
+	}
+	fx_fields_done(&f);
+}
