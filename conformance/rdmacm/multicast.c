@@ -313,6 +313,46 @@ void rdma_leave_multicast__twice(void **state)
 	member_release(&a);
 }
 
+/* Left before its MULTICAST_JOIN was read: the kernel drops the join's
+ * queued events with it (ucma.c ucma_leave_multicast, which calls
+ * ucma_cleanup_mc_events), so none is ever read. */
+void rdma_leave_multicast__before_join_event_read(void **state)
+{
+	struct sockaddr_storage group2;
+	struct rdma_cm_event *ev;
+	struct member a;
+
+	member_open(&a, GROUP, RESOLVED | WITH_QP);
+	fx_sockaddr(AF_INET, GROUP_SEND_ONLY, 0, &group2);
+	FX_OK(rdma_join_multicast(a.id, (struct sockaddr *)&a.group, &a));
+	FX_OK(rdma_join_multicast(a.id, (struct sockaddr *)&group2, &group2));
+	FX_OK(rdma_leave_multicast(a.id, (struct sockaddr *)&a.group));
+	/* The other join's event is still there, and only it. */
+	ev = fx_expect(a.ch, RDMA_CM_EVENT_MULTICAST_JOIN, WAIT_MS);
+	assert_ptr_equal(ev->param.ud.private_data, &group2);
+	FX_OK(rdma_ack_cm_event(ev));
+	assert_true(fx_quiet(a.ch, QUIET_MS));
+	FX_OK(rdma_leave_multicast(a.id, (struct sockaddr *)&group2));
+	member_release(&a);
+}
+
+/* An address of no family librdmacm knows has no length (cma.c
+ * ucma_addrlen): both calls refuse it before asking the kernel. */
+void rdma_leave_multicast__address_family_unspec(void **state)
+{
+	struct sockaddr_storage unspec = { .ss_family = AF_UNSPEC };
+	struct member a;
+
+	member_open_joined(&a, GROUP, BOUND | WITH_QP);
+	RC_ASSERT_FAILS("rdma_join_multicast",
+			rdma_join_multicast(a.id, (struct sockaddr *)&unspec, NULL), EINVAL);
+	RC_ASSERT_FAILS("rdma_leave_multicast", rdma_leave_multicast(a.id, (struct sockaddr *)&unspec),
+			EINVAL);
+	RC_ASSERT_FAILS("rdma_leave_multicast", rdma_leave_multicast(a.id, NULL), EINVAL);
+	assert_true(fx_quiet(a.ch, QUIET_MS));
+	member_release(&a);
+}
+
 /* a's own copy shows the message went out; b, gone, has none. */
 void rdma_leave_multicast__detaches(void **state)
 {
@@ -438,6 +478,29 @@ void rdma_join_multicast_ex__join_flags_reserved(void **state)
 	assert_int_equal(rdma_join_multicast_ex(m.id, &attr, &m), -1);
 	RC_ASSERT_ERRNO("rdma_join_multicast_ex", errno, EINVAL);
 	assert_true(fx_quiet(m.ch, QUIET_MS));
+	member_release(&m);
+}
+
+/* cma.c rdma_join_multicast_ex checks comp_mask first: a reserved bit is
+ * ENOTSUP, a missing address or join flags EINVAL; nothing is joined. */
+void rdma_join_multicast_ex__comp_mask(void **state)
+{
+	struct rdma_cm_join_mc_attr_ex attr = { .join_flags = RDMA_MC_JOIN_FLAG_FULLMEMBER };
+	struct member m;
+
+	member_open(&m, GROUP, RESOLVED | WITH_QP);
+	attr.addr = (struct sockaddr *)&m.group;
+	attr.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS |
+			 RDMA_CM_JOIN_MC_ATTR_RESERVED;
+	RC_ASSERT_FAILS("rdma_join_multicast_ex", rdma_join_multicast_ex(m.id, &attr, &m), ENOTSUP);
+	attr.comp_mask = RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
+	RC_ASSERT_FAILS("rdma_join_multicast_ex", rdma_join_multicast_ex(m.id, &attr, &m), EINVAL);
+	attr.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS;
+	RC_ASSERT_FAILS("rdma_join_multicast_ex", rdma_join_multicast_ex(m.id, &attr, &m), EINVAL);
+	assert_true(fx_quiet(m.ch, QUIET_MS));
+	/* Nothing was joined to leave. */
+	RC_ASSERT_FAILS("rdma_leave_multicast", rdma_leave_multicast(m.id, (struct sockaddr *)&m.group),
+			EADDRNOTAVAIL);
 	member_release(&m);
 }
 

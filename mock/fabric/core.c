@@ -675,6 +675,29 @@ void fab_drop_events(struct fab_id *id, struct fab_chan *chan)
 	}
 }
 
+/* A join left: its events not yet read go with it (kernel ucma.c
+ * ucma_leave_multicast, ucma_cleanup_mc_events). */
+void fab_drop_join_events_locked(struct fab_id *id, uint64_t mc_uid)
+{
+	struct fab_chan *chan = id->chan;
+	struct fab_queued **pos, *q;
+
+	if (!chan)
+		return;
+	chan->tail = NULL;
+	for (pos = &chan->head; (q = *pos);) {
+		if (q->id == id && q->ev.mc_uid == mc_uid) {
+			*pos = q->next;
+			fab_free(q);
+		} else {
+			chan->tail = q;
+			pos = &q->next;
+		}
+	}
+	if (!chan->head)
+		fab_bell_clear(&chan->bell);
+}
+
 void fab_move_events(struct fab_id *id, struct fab_chan *from)
 {
 	struct fab_queued *q = take_events(from, id, NULL);

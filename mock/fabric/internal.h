@@ -264,6 +264,7 @@ struct fab_bell *fab_member_bell(int owner);
 struct fab_queued *fab_queue_event(struct fab_id *id, enum rdma_cm_event_type type, int status,
 				   const struct fab_conn_param *param, struct fab_id *conn_id);
 void fab_drop_events(struct fab_id *id, struct fab_chan *chan);
+void fab_drop_join_events_locked(struct fab_id *id, uint64_t mc_uid);
 void fab_timer_add(struct fab_id *id, unsigned ms, enum fab_timer_kind kind, int arg);
 /* The same for a timeout that a slow program, not a silent peer, may be
  * keeping from its answer: the auto clock jumps to it only after quiet_ms of

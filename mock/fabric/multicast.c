@@ -251,8 +251,10 @@ int fab_leave_multicast(struct fab_id *id, uint64_t mc_uid)
 	for (pos = &id->joins; *pos && (*pos)->uid != mc_uid; pos = &(*pos)->next)
 		;
 	j = *pos;
-	if (j)
+	if (j) {
 		*pos = j->next;
+		fab_drop_join_events_locked(id, mc_uid);
+	}
 	fab_unlock();
 	fab_free(j);
 	return j ? 0 : -ENOENT;
