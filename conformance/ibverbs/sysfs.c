@@ -5,8 +5,10 @@
  * /sys/class/infiniband_verbs/uverbsN and /dev/infiniband/uverbsN. Each
  * must say what the verbs calls say. On the mock the suite sees the
  * system view (mock/sys) as any program under rdmamock-run does. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,5 +265,318 @@ void sysfs__port_down_and_up(void **state)
 	assert_int_equal(port_set(name, 1), 0);
 	expect_file(port, "state", "4: ACTIVE");
 	expect_port_state(ctx, port);
+	ibv_close_device(ctx);
+}
+
+/* ---------------------------------------------------------------- the tree as programs walk it */
+
+static int names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int not_dot(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+/* The devices ibv_get_device_list gives, by name, sorted. */
+static int device_names(char names[][IBV_SYSFS_NAME_MAX], int max)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	char *sorted[64];
+	int n = 0;
+
+	if (!list)
+		fail_msg("ibv_get_device_list: %s", strerror(errno));
+	for (; list[n] && n < max && n < 64; n++)
+		sorted[n] = (char *)ibv_get_device_name(list[n]);
+	qsort(sorted, (size_t)n, sizeof sorted[0], names_cmp);
+	for (int i = 0; i < n; i++)
+		snprintf(names[i], IBV_SYSFS_NAME_MAX, "%s", sorted[i]);
+	ibv_free_device_list(list);
+	return n;
+}
+
+/* /sys/class/infiniband lists the devices libibverbs finds, as opendir
+ * (hwloc, Open MPI) and scandir (rdma-core's own tools) read it. */
+void sysfs__class_lists_devices(void **state)
+{
+	char want[16][IBV_SYSFS_NAME_MAX], *seen[16];
+	struct dirent **list, *e;
+	int n = device_names(want, 16), found = 0, listed;
+	DIR *d;
+
+	fx_require_backend();
+	assert_true(n > 0);
+	d = opendir("/sys/class/infiniband");
+	if (!d)
+		fail_msg("opendir(/sys/class/infiniband): %s", strerror(errno));
+	while ((e = readdir(d)) && found < 16)
+		if (e->d_name[0] != '.')
+			seen[found++] = strdup(e->d_name);
+	closedir(d);
+	assert_int_equal(found, n);
+	qsort(seen, (size_t)found, sizeof seen[0], names_cmp);
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(seen[i], want[i]);
+		free(seen[i]);
+	}
+	listed = scandir("/sys/class/infiniband", &list, not_dot, alphasort);
+	assert_int_equal(listed, n);
+	for (int i = 0; i < listed; i++) {
+		assert_string_equal(list[i]->d_name, want[i]);
+		free(list[i]);
+	}
+	free(list);
+}
+
+/* A class entry is a link into /sys/devices (a device's directory), as
+ * sysfs makes it; realpath says where it leads as UCX asks (its
+ * ib_device's sysfs directory), with /sys names, and the files under it
+ * resolve through it. */
+void sysfs__class_entry_links(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	const char *name = ibv_get_device_name(ctx->device);
+	char path[512], target[512], suffix[128], want[600], got[PATH_MAX], *real;
+	struct stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s", name);
+	if (lstat(path, &st))
+		fail_msg("lstat(%s): %s", path, strerror(errno));
+	assert_true(S_ISLNK(st.st_mode));
+	if (stat(path, &st))
+		fail_msg("stat(%s): %s", path, strerror(errno));
+	assert_true(S_ISDIR(st.st_mode));
+	n = readlink(path, target, sizeof target - 1);
+	if (n < 0)
+		fail_msg("readlink(%s): %s", path, strerror(errno));
+	target[n] = '\0';
+	snprintf(suffix, sizeof suffix, "/infiniband/%s", name);
+	assert_int_equal(strncmp(target, "../../devices/", 14), 0);
+	assert_true((size_t)n > strlen(suffix));
+	assert_string_equal(target + n - strlen(suffix), suffix);
+	/* realpath, with the caller's buffer and with its own. */
+	snprintf(want, sizeof want, "/sys/%s", target + strlen("../../"));
+	if (!realpath(path, got))
+		fail_msg("realpath(%s): %s", path, strerror(errno));
+	assert_string_equal(got, want);
+	real = canonicalize_file_name(path);
+	assert_non_null(real);
+	assert_string_equal(real, want);
+	free(real);
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/1/state", name);
+	real = realpath(path, NULL);
+	assert_non_null(real);
+	snprintf(want + strlen(want), sizeof want - strlen(want), "/ports/1/state");
+	assert_string_equal(real, want);
+	free(real);
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s/no_such_file", name);
+	errno = 0;
+	assert_null(realpath(path, got));
+	assert_int_equal(errno, ENOENT);
+	ibv_close_device(ctx);
+}
+
+/* An attribute file is a regular file of a page's size, whatever its
+ * text (fs/sysfs/file.c sysfs_add_file_mode_ns); read with stdio, with
+ * the paths a program may build (doubled slashes, "." components, a
+ * directory descriptor as hwloc's root, a working directory). */
+void sysfs__attribute_file(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	const char *name = ibv_get_device_name(ctx->device);
+	char path[512], line[64], cwd[PATH_MAX];
+	struct statx stx;
+	struct stat st;
+	FILE *f;
+	int fd, root;
+
+	snprintf(path, sizeof path, "/sys/class/infiniband/%s/node_type", name);
+	if (stat(path, &st))
+		fail_msg("stat(%s): %s", path, strerror(errno));
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, sysconf(_SC_PAGESIZE));
+	if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &stx))
+		fail_msg("statx(%s): %s", path, strerror(errno));
+	assert_true(S_ISREG(stx.stx_mode));
+	assert_int_equal(stx.stx_size, sysconf(_SC_PAGESIZE));
+	assert_int_equal(access(path, R_OK), 0);
+	assert_int_equal(faccessat(AT_FDCWD, path, R_OK, 0), 0);
+	assert_int_equal(euidaccess(path, R_OK), 0);
+
+	f = fopen(path, "re");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof line, f));
+	assert_string_equal(line, "1: CA\n");
+	assert_null(fgets(line, sizeof line, f));
+	fclose(f);
+
+	snprintf(path, sizeof path, "/sys/class//infiniband/./%s//node_type", name);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("fopen(%s): %s", path, strerror(errno));
+	assert_non_null(fgets(line, sizeof line, f));
+	assert_string_equal(line, "1: CA\n");
+	fclose(f);
+
+	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	snprintf(path, sizeof path, "sys/class/infiniband/%s/node_type", name);
+	fd = openat(root, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("openat(/, %s): %s", path, strerror(errno));
+	memset(line, 0, sizeof line);
+	assert_int_equal(read(fd, line, sizeof line - 1), 6);
+	assert_string_equal(line, "1: CA\n");
+	close(fd);
+	assert_int_equal(fstatat(root, path, &st, 0), 0);
+	assert_true(S_ISREG(st.st_mode));
+	close(root);
+
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_int_equal(chdir("/sys/class"), 0);
+	snprintf(path, sizeof path, "infiniband/%s/node_type", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("open(%s) in /sys/class: %s", path, strerror(errno));
+	close(fd);
+	assert_int_equal(chdir(cwd), 0);
+	ibv_close_device(ctx);
+}
+
+/* The type of an empty GID entry cannot be read: the file opens, and its
+ * read fails with EINVAL (kernfs calls the attribute's show at read, and
+ * print_gid_type fails), with stdio as with read(2). */
+void sysfs__gid_type_empty_entry_read(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_port_attr pa;
+	char path[512], buf[64];
+	int empty = -1, fd;
+	FILE *f;
+
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &pa));
+	for (int i = 0; i < pa.gid_tbl_len && empty < 0; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(ctx, 1, (uint32_t)i, &e, 0) == ENODATA)
+			empty = i;
+	}
+	if (empty < 0)
+		RC_SKIP("the GID table of %s is full", ibv_get_device_name(ctx->device));
+	snprintf(path, sizeof path, "%s/ports/1/gid_attrs/types/%d", ctx->device->ibdev_path, empty);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("open(%s): %s", path, strerror(errno));
+	errno = 0;
+	assert_int_equal(read(fd, buf, sizeof buf), -1);
+	assert_int_equal(errno, EINVAL);
+	close(fd);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("fopen(%s): %s", path, strerror(errno));
+	errno = 0;
+	assert_null(fgets(buf, sizeof buf, f));
+	assert_true(ferror(f));
+	assert_int_equal(errno, EINVAL);
+	fclose(f);
+	ibv_close_device(ctx);
+}
+
+/* The verbs device opens for reading and writing (as libibverbs and UCX
+ * open it) and statx says it is ib_uverbs' character device, as its dev
+ * file says; a node no device has is not there; rdma_cm is the misc
+ * device (major 10) librdmacm opens. */
+void sysfs__dev_infiniband_nodes(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	char path[512], want[64];
+	struct statx stx;
+	int fd;
+
+	snprintf(path, sizeof path, "/dev/infiniband/%s", ctx->device->dev_name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("open(%s, O_RDWR): %s", path, strerror(errno));
+	close(fd);
+	if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &stx))
+		fail_msg("statx(%s): %s", path, strerror(errno));
+	assert_true(S_ISCHR(stx.stx_mode));
+	assert_int_equal(stx.stx_rdev_major, 231);
+	snprintf(want, sizeof want, "%u:%u", stx.stx_rdev_major, stx.stx_rdev_minor);
+	expect_file(ctx->device->dev_path, "dev", want);
+	errno = 0;
+	assert_int_equal(open("/dev/infiniband/uverbs999", O_RDWR | O_CLOEXEC), -1);
+	assert_int_equal(errno, ENOENT);
+	if (statx(AT_FDCWD, "/dev/infiniband/rdma_cm", 0, STATX_BASIC_STATS, &stx))
+		fail_msg("statx(/dev/infiniband/rdma_cm): %s", strerror(errno));
+	assert_true(S_ISCHR(stx.stx_mode));
+	assert_int_equal(stx.stx_rdev_major, 10);
+	ibv_close_device(ctx);
+}
+
+/* The device's attributes as ibv_query_device has them: sys_image_guid
+ * (core sysfs.c), fw_ver (empty for a driver with no firmware string, as
+ * rxe), and a PCI HCA's hw_rev, which mlx5 prints as bare hex
+ * (hw/mlx5/main.c hw_rev_show: "%x"), as mlx4, qib and hfi1 do. */
+void sysfs__device_attributes(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	const char *dir = ctx->device->ibdev_path;
+	struct ibv_device_attr attr;
+	uint64_t guid;
+	char want[64], got[64];
+
+	FX_VERBS_OK(ibv_query_device(ctx, &attr));
+	guid = be64toh(attr.sys_image_guid);
+	snprintf(want, sizeof want, "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
+		 (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
+	expect_file(dir, "sys_image_guid", want);
+	assert_true(sysfs(dir, "fw_ver", got, sizeof got) >= 0);
+	if (got[0])
+		assert_string_equal(got, attr.fw_ver);
+	if (sysfs(dir, "hw_rev", got, sizeof got) >= 0) {
+		snprintf(want, sizeof want, "%x", attr.hw_ver);
+		assert_string_equal(got, want);
+	}
+	ibv_close_device(ctx);
+}
+
+/* ports/N/rate as the kernel's rate_show makes it from the port's active
+ * speed and width (ibv_query_port's): "<Gb/s> Gb/sec (<lanes>X<speed>)". */
+void sysfs__port_rate(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_port_attr pa;
+	const char *speed;
+	char port[512], want[64];
+	int rate, lanes;
+
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &pa));
+	switch (pa.active_speed) {
+	case 2: speed = " DDR"; rate = 50; break;
+	case 4: speed = " QDR"; rate = 100; break;
+	case 8: speed = " FDR10"; rate = 100; break;
+	case 16: speed = " FDR"; rate = 140; break;
+	case 32: speed = " EDR"; rate = 250; break;
+	case 64: speed = " HDR"; rate = 500; break;
+	case 128: speed = " NDR"; rate = 1000; break;
+	default: speed = " SDR"; rate = 25; break;
+	}
+	switch (pa.active_width) {
+	case 1: lanes = 1; break;
+	case 2: lanes = 4; break;
+	case 4: lanes = 8; break;
+	case 8: lanes = 12; break;
+	case 16: lanes = 2; break;
+	default: fail_msg("active_width %u is no width", pa.active_width);
+	}
+	rate *= lanes;
+	snprintf(want, sizeof want, "%d%s Gb/sec (%dX%s)", rate / 10, rate % 10 ? ".5" : "", lanes, speed);
+	snprintf(port, sizeof port, "%s/ports/1", ctx->device->ibdev_path);
+	expect_file(port, "rate", want);
 	ibv_close_device(ctx);
 }

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -189,8 +190,9 @@ static bool redirect(int dirfd, const char *path, char *abs, char *to, size_t si
 static char *(*real_realpath)(const char *, char *);
 
 /* A file of the view as it reads now: a descriptor of an anonymous file
- * holding it; -1 with errno EINVAL for an attribute the kernel refuses to
- * read; -2 when it is not such a file (a directory, a device, none). */
+ * holding it; for an attribute the kernel refuses to read, a descriptor
+ * whose read fails with EINVAL; -2 when it is not such a file (a
+ * directory, a device, none). */
 static int render(const char *abs, int flags)
 {
 	char text[4096];
@@ -200,10 +202,11 @@ static int render(const char *abs, int flags)
 	inside = true;
 	n = view_read(abs, text, sizeof text, &rdev);
 	inside = false;
-	if (n == -EINVAL) {
-		errno = EINVAL;
-		return -1;
-	}
+	/* kernfs opens the attribute and runs its show at the read, which
+	 * fails (sysfs_kf_seq_show): an epoll descriptor opens as well and
+	 * has no read, so read(2) gives EINVAL there too. */
+	if (n == -EINVAL)
+		return epoll_create1(flags & O_CLOEXEC ? EPOLL_CLOEXEC : 0);
 	if (n < 0 || rdev)
 		return -2;
 	fd = memfd_create("rdmamock-sysfs", flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
@@ -349,7 +352,7 @@ static void as_the_kernel(const char *abs, struct stat *st)
 		}
 		inside = false;
 	} else if (S_ISREG(st->st_mode)) {
-		st->st_size = 4096;
+		st->st_size = sysconf(_SC_PAGESIZE); /* sysfs_add_file_mode_ns: PAGE_SIZE */
 	}
 }
 

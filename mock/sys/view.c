@@ -440,7 +440,7 @@ static void walk_device(struct walk *w, const struct fab_device_info *d)
 		if (mlx5) {
 			ATTR(ibdir, "board_id", "MT_0000000008\n");
 			ATTR(ibdir, "hca_type", "MT4119\n");
-			ATTR(ibdir, "hw_rev", "0x%x\n", p->hw_ver);
+			ATTR(ibdir, "hw_rev", "%x\n", p->hw_ver); /* mlx5 hw_rev_show: bare hex */
 		} else if (!fab_device_gid(d->serial, 0, &ll, &t) && fab_gid_netdev(d->serial, &ll, ifname)) {
 			ATTR(ibdir, "parent", "%s\n", ifname); /* rxe's: its net device */
 		}
