@@ -4,6 +4,8 @@
  * rdma_create_ep does with an rdma_addrinfo's ai_route). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/sa.h>
@@ -101,5 +103,38 @@ void rdma_set_option__ib_path(void **state)
 	FX_VERBS_OK(ibv_query_qp(fx.server->qp, &attr, IBV_QP_PATH_MTU | IBV_QP_TIMEOUT, &init));
 	assert_int_equal(attr.path_mtu, IBV_MTU_256);
 	assert_int_equal(attr.timeout, fx_ack_timeout(fx.client->verbs, 10));
+	fx_release(&fx);
+}
+
+/* rdma_create_ep with an rdma_addrinfo that carries a route (ai_route, as
+ * an ACM-backed rdma_getaddrinfo gives it): librdmacm sets it as the path
+ * (rdma_set_option RDMA_OPTION_IB_PATH) in place of rdma_resolve_route,
+ * so the endpoint's route is that record's (MTU 256, packet life time
+ * 10), not the one route resolution would give (cma.c rdma_create_ep). */
+void rdma_create_ep__ai_route(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_path_data *route;
+	struct rdma_cm_id *ep;
+	char port[16];
+	struct fx fx;
+
+	fx_reach(&fx, AF_INET, FX_ADDR_RESOLVED);
+	route = malloc(sizeof *route);
+	assert_non_null(route);
+	*route = resolved_path(fx.client);
+	route->path.mtu = (uint8_t)(2 << 6 | IBV_MTU_256);
+	route->path.packetlifetime = (uint8_t)(2 << 6 | 10);
+	snprintf(port, sizeof port, "%u", fx_target_port());
+	FX_OK(rdma_getaddrinfo(fx_target_addr(AF_INET), port, &hints, &res));
+	assert_null(res->ai_route);
+	res->ai_route = route; /* rdma_freeaddrinfo frees it */
+	res->ai_route_len = sizeof *route;
+	FX_OK(rdma_create_ep(&ep, res, NULL, NULL));
+	assert_int_equal(ep->route.num_paths, 1);
+	assert_int_equal(ep->route.path_rec->mtu, IBV_MTU_256);
+	assert_int_equal(ep->route.path_rec->packet_life_time, 10);
+	rdma_destroy_ep(ep);
+	rdma_freeaddrinfo(res);
 	fx_release(&fx);
 }

@@ -35,9 +35,18 @@ static int active_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ib
 {
 	struct cm_id *cid = (struct cm_id *)id;
 
-	if (rdma_resolve_addr(id, res->ai_src_addr, res->ai_dst_addr, 2000) ||
-	    rdma_resolve_route(id, 2000))
+	if (rdma_resolve_addr(id, res->ai_src_addr, res->ai_dst_addr, 2000))
 		return -1;
+	/* rdma_create_ep: a route the addrinfo carries is set as the path,
+	 * in place of route resolution, and its ROUTE_RESOLVED awaited. */
+	if (res->ai_route_len) {
+		if (rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, res->ai_route,
+				    res->ai_route_len) ||
+		    cm_complete(cid))
+			return -1;
+	} else if (rdma_resolve_route(id, 2000)) {
+		return -1;
+	}
 	if (qp_init_attr) {
 		qp_init_attr->qp_type = res->ai_qp_type;
 		if (rdma_create_qp(id, pd, qp_init_attr))
