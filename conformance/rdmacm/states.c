@@ -10,32 +10,18 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fixtures.h"
+#include "link.h"
 #include "qp.h"
 
 #define WAIT_MS 5000
 #define QUIET_MS 300
 
-static struct rdma_conn_param conn_param(void)
-{
-	struct rdma_conn_param p = {
-		.responder_resources = 1,
-		.initiator_depth = 1,
-		.retry_count = 7,
-		.rnr_retry_count = 7,
-	};
-
-	return p;
-}
-
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	FX_VERBS_OK(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init));
-	return attr.qp_state;
-}
+static const struct rdma_conn_param conn = {
+	.responder_resources = 1,
+	.initiator_depth = 1,
+	.retry_count = 7,
+	.rnr_retry_count = 7,
+};
 
 /* ---------------------------------------------------------------- rdma_connect */
 
@@ -43,13 +29,13 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
  * address and its route can still be resolved. */
 void rdma_connect__route_not_resolved(void **state)
 {
-	struct rdma_conn_param p = conn_param();
+	struct rdma_conn_param p = conn;
 	struct fx fx;
 
 	fx_reach(&fx, AF_INET, FX_ADDR_RESOLVED);
 	RC_ASSERT_FAILS("rdma_connect", rdma_connect(fx.client, &p), EINVAL);
 	assert_true(fx_quiet(fx.client_ch, QUIET_MS));
-	assert_int_equal(qp_state(fx.client->qp), IBV_QPS_INIT);
+	assert_int_equal(fx_qp_state(fx.client->qp), IBV_QPS_INIT);
 	fx_advance(&fx, FX_ESTABLISHED);
 	fx_release(&fx);
 }
@@ -58,13 +44,13 @@ void rdma_connect__route_not_resolved(void **state)
  * and the connection goes on (no event, the QP still in RTS). */
 void rdma_connect__established(void **state)
 {
-	struct rdma_conn_param p = conn_param();
+	struct rdma_conn_param p = conn;
 	struct fx fx;
 
 	fx_reach(&fx, AF_INET, FX_ESTABLISHED);
 	RC_ASSERT_FAILS("rdma_connect", rdma_connect(fx.client, &p), EINVAL);
 	assert_true(fx_quiet(fx.client_ch, QUIET_MS));
-	assert_int_equal(qp_state(fx.client->qp), IBV_QPS_RTS);
+	assert_int_equal(fx_qp_state(fx.client->qp), IBV_QPS_RTS);
 	fx_release(&fx);
 }
 
@@ -145,9 +131,9 @@ void rdma_disconnect__never_connected(void **state)
 	struct fx fx;
 
 	fx_reach(&fx, AF_INET, FX_ADDR_RESOLVED);
-	assert_int_equal(qp_state(fx.client->qp), IBV_QPS_INIT);
+	assert_int_equal(fx_qp_state(fx.client->qp), IBV_QPS_INIT);
 	RC_ASSERT_FAILS("rdma_disconnect", rdma_disconnect(fx.client), EINVAL);
-	assert_int_equal(qp_state(fx.client->qp), IBV_QPS_ERR);
+	assert_int_equal(fx_qp_state(fx.client->qp), IBV_QPS_ERR);
 	assert_true(fx_quiet(fx.client_ch, QUIET_MS));
 	fx_release(&fx);
 }
@@ -237,6 +223,6 @@ void rdma_create_qp__refused_frees_cqs(void **state)
 	assert_null(fx.client->recv_cq_channel);
 	a = rc_attr(4);
 	FX_OK(rdma_create_qp(fx.client, NULL, &a));
-	assert_int_equal(qp_state(fx.client->qp), IBV_QPS_INIT);
+	assert_int_equal(fx_qp_state(fx.client->qp), IBV_QPS_INIT);
 	fx_release(&fx);
 }
