@@ -29,7 +29,7 @@ out=$build/rxe/$stack
 rm -rf "$out"   # nothing stale from an earlier run
 mkdir -p "$out"
 export RXE_TIMINGS=${RXE_TIMINGS:-$build/rxe/timings.tsv}
-guest_timeout=${RXE_GUEST_TIMEOUT:-900}
+guest_timeout=${RXE_GUEST_TIMEOUT:-2400}
 # The guest's own watchdog fires first, so partial results still come back.
 if [ "$guest_timeout" -gt 180 ]; then wd=$((guest_timeout - 45)); else wd=$((guest_timeout * 3 / 4)); fi
 export RXE_GUEST_WATCHDOG=${RXE_GUEST_WATCHDOG:-$wd}
