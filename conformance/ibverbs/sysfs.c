@@ -573,7 +573,7 @@ void sysfs__port_rate(void **state)
 	case 4: lanes = 8; break;
 	case 8: lanes = 12; break;
 	case 16: lanes = 2; break;
-	default: fail_msg("active_width %u is no width", pa.active_width);
+	default: fail_msg("active_width %u is no width", pa.active_width); lanes = 0; break;
 	}
 	rate *= lanes;
 	snprintf(want, sizeof want, "%d%s Gb/sec (%dX%s)", rate / 10, rate % 10 ? ".5" : "", lanes, speed);
