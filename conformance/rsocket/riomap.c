@@ -26,7 +26,7 @@ static void connect_mapped(struct fx_rs_pair *pair)
 	FX_RS_OK(rsetsockopt(pair->client, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof one));
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	FX_RS_OK(rconnect(pair->client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	assert_int_equal(fx_rs_poll(pair->listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair->listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	pair->server = raccept(pair->listener, NULL, NULL);
 	assert_true(pair->server >= 0);
 }

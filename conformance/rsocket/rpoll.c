@@ -20,7 +20,7 @@ void rpoll__listener_readable(void **state)
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	client = fx_rsocket(AF_INET, SOCK_STREAM);
 	FX_RS_OK(rconnect(client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	assert_int_equal(fx_rs_poll(listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	rclose(client);
 	rclose(listener);
 }
@@ -32,7 +32,7 @@ void rpoll__readable_when_data(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 0), 0);
 	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
-	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	fx_rs_close(&pair);
 }
 
@@ -41,8 +41,8 @@ void rpoll__writable_when_connected(void **state)
 	struct fx_rs_pair pair;
 
 	fx_rs_connect(AF_INET, &pair);
-	assert_true(fx_rs_poll(pair.client, POLLOUT, 5000) & POLLOUT);
-	assert_true(fx_rs_poll(pair.server, POLLOUT, 5000) & POLLOUT);
+	assert_true(fx_rs_poll(pair.client, POLLOUT, FX_RS_WAIT_MS) & POLLOUT);
+	assert_true(fx_rs_poll(pair.server, POLLOUT, FX_RS_WAIT_MS) & POLLOUT);
 	fx_rs_close(&pair);
 }
 
@@ -53,7 +53,7 @@ void rpoll__hangup_after_peer_closes(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(rclose(pair.client), 0);
 	pair.client = -1;
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLHUP);
 	fx_rs_close(&pair);
 }
 
@@ -70,11 +70,11 @@ void rpoll__rsockets_and_fds(void **state)
 	fds[1] = (struct pollfd){ .fd = p[0], .events = POLLIN };
 	assert_int_equal(rpoll(fds, 2, 0), 0);
 	assert_int_equal(write(p[1], "x", 1), 1);
-	assert_int_equal(rpoll(fds, 2, 5000), 1);
+	assert_int_equal(rpoll(fds, 2, FX_RS_WAIT_MS), 1);
 	assert_int_equal(fds[0].revents, 0);
 	assert_int_equal(fds[1].revents, POLLIN);
 	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
-	assert_int_equal(fx_rs_poll(pair.server, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	assert_int_equal(rpoll(fds, 2, 0), 2);
 	assert_int_equal(fds[0].revents, POLLIN);
 	assert_int_equal(fds[1].revents, POLLIN);
@@ -181,7 +181,7 @@ void rselect__sets_and_timeout(void **state)
 	assert_true(FD_ISSET(pair.client, &wr));
 	assert_int_equal(rclose(pair.client), 0);
 	pair.client = -1;
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLHUP);
 	FD_ZERO(&rd);
 	FD_ZERO(&ex);
 	FD_SET(pair.server, &rd);
@@ -227,7 +227,7 @@ void repoll_wait__events(void **state)
 	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, EPOLL_CTL_ADD, pair.server, &ev), EEXIST);
 	assert_int_equal(ep.wait(epfd, out, 4, 0), 0);
 	assert_int_equal(rsend(pair.client, "x", 1, 0), 1);
-	assert_int_equal(ep.wait(epfd, out, 4, 5000), 1);
+	assert_int_equal(ep.wait(epfd, out, 4, FX_RS_WAIT_MS), 1);
 	assert_true(out[0].events & EPOLLIN);
 	assert_int_equal(out[0].data.u64, 42);
 	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, pair.server, NULL), 0);

@@ -151,7 +151,7 @@ void rlisten__twice(void **state)
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	client = fx_rsocket(AF_INET, SOCK_STREAM);
 	FX_RS_OK(rconnect(client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	assert_int_equal(fx_rs_poll(listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	server = raccept(listener, NULL, NULL);
 	if (server < 0)
 		fail_msg("raccept: %s", strerror(errno));
@@ -216,10 +216,10 @@ void rconnect__nonblocking_in_progress(void **state)
 	if (ret && errno != EINPROGRESS)
 		fail_msg("rconnect (O_NONBLOCK): %s, not EINPROGRESS", strerror(errno));
 	if (ret)
-		assert_true(fx_rs_poll(pair.client, POLLOUT, 5000) & POLLOUT);
+		assert_true(fx_rs_poll(pair.client, POLLOUT, FX_RS_WAIT_MS) & POLLOUT);
 	FX_RS_OK(rgetsockopt(pair.client, SOL_SOCKET, SO_ERROR, &err, &len));
 	assert_int_equal(err, 0);
-	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	pair.server = raccept(pair.listener, NULL, NULL);
 	assert_true(pair.server >= 0);
 	fx_rs_close(&pair);
@@ -237,7 +237,7 @@ void rconnect__nonblocking_refused(void **state)
 	ret = rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr));
 	assert_int_equal(ret, -1);
 	if (errno == EINPROGRESS) {
-		assert_true(fx_rs_poll(fd, POLLOUT, 5000) & POLLERR);
+		assert_true(fx_rs_poll(fd, POLLOUT, FX_RS_WAIT_MS) & POLLERR);
 		FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
 	} else {
 		err = errno;
@@ -255,7 +255,7 @@ void rconnect__completes_before_raccept(void **state)
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
 	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	pair.server = raccept(pair.listener, NULL, NULL);
 	assert_true(pair.server >= 0);
 	fx_rs_close(&pair);
@@ -298,7 +298,7 @@ void raccept__peer_address(void **state)
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
 	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	pair.server = raccept(pair.listener, (struct sockaddr *)&peer, &peer_len);
 	assert_true(pair.server >= 0);
 	assert_int_equal(peer_len, sizeof(struct sockaddr_in));
@@ -387,8 +387,8 @@ void rsend__stream_in_order(void **state)
 		ssize_t n;
 		long bad;
 
-		if (!(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN))
-			fail_msg("rpoll: nothing to read within 5 s after %zu bytes", got);
+		if (!(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN))
+			fail_msg("rpoll: nothing to read within %d ms after %zu bytes", FX_RS_WAIT_MS, got);
 		n = rrecv(pair.server, buf, sizeof buf - got % 5, 0);
 		if (n <= 0)
 			fail_msg("rrecv: %zd (%s) after %zu bytes", n, strerror(errno), got);
@@ -424,7 +424,7 @@ static void both_ways(int queues)
 	}
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
-	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, FX_RS_WAIT_MS), POLLIN);
 	pair.server = raccept(pair.listener, NULL, NULL);
 	assert_true(pair.server >= 0);
 	fds[0].fd = pair.server;
@@ -435,9 +435,9 @@ static void both_ways(int queues)
 		for (int i = 0; i < 2; i++)
 			fds[i].events = (got[i] < STREAM_BYTES ? POLLIN : 0) |
 					(sent[i] < STREAM_BYTES ? POLLOUT : 0);
-		if (rpoll(fds, 2, 5000) <= 0)
-			fail_msg("rpoll: neither end ready within 5 s (%zu and %zu bytes in)", got[0],
-				 got[1]);
+		if (rpoll(fds, 2, FX_RS_WAIT_MS) <= 0)
+			fail_msg("rpoll: neither end ready within %d ms (%zu and %zu bytes in)",
+				 FX_RS_WAIT_MS, got[0], got[1]);
 		for (int i = 0; i < 2; i++) {
 			size_t n = sizeof out[i] < STREAM_BYTES - sent[i] ? sizeof out[i]
 									    : STREAM_BYTES - sent[i];
@@ -485,7 +485,7 @@ void rwritev__gathers(void **state)
 
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(rwritev(pair.client, iov, 3), 6);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rread(pair.server, buf, 6), 6);
 	assert_memory_equal(buf, "abcdef", 6);
 	fx_rs_close(&pair);
@@ -501,7 +501,7 @@ void rread__partial(void **state)
 
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(rwrite(pair.client, "abcdefgh", 8), 8);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rread(pair.server, buf, 3), 3);
 	assert_memory_equal(buf, "abc", 3);
 	assert_int_equal(rread(pair.server, buf, sizeof buf), 5);
@@ -519,7 +519,7 @@ void rreadv__first_vector_only(void **state)
 
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(rwrite(pair.client, "abcdefgh", 8), 8);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rreadv(pair.server, iov, 2), 4);
 	assert_memory_equal(a, "abcd", 4);
 	assert_int_equal(rrecvmsg(pair.server, &msg, 0), 4);
@@ -592,7 +592,7 @@ void rrecv__peek(void **state)
 
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(rsend(pair.client, "hello world", 11, 0), 11);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rrecv(pair.server, buf, 5, MSG_PEEK), 5);
 	assert_memory_equal(buf, "hello", 5);
 	assert_null(fx_rs_recv_all(pair.server, buf, 11));
@@ -649,7 +649,7 @@ void rrecv__end_after_peer_closes(void **state)
 	pair.client = -1;
 	assert_null(fx_rs_recv_all(pair.server, buf, 3));
 	assert_memory_equal(buf, "abc", 3);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rrecv(pair.server, buf, sizeof buf, 0), 0);
 	fx_rs_close(&pair);
 }
@@ -666,7 +666,7 @@ void rshutdown__write_side(void **state)
 	FX_RS_OK(rshutdown(pair.client, SHUT_WR));
 	assert_null(fx_rs_recv_all(pair.server, buf, 3));
 	assert_memory_equal(buf, "abc", 3);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rrecv(pair.server, buf, sizeof buf, 0), 0);
 	assert_int_equal(rsend(pair.server, "xyz", 3, 0), 3);
 	assert_null(fx_rs_recv_all(pair.client, buf, 3));
@@ -684,7 +684,7 @@ void rshutdown__both_sides(void **state)
 	fx_rs_connect(AF_INET, &pair);
 	FX_RS_OK(rshutdown(pair.client, SHUT_RDWR));
 	assert_int_equal(rrecv(pair.client, &c, 1, 0), 0);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLHUP);
 	assert_int_equal(rrecv(pair.server, &c, 1, 0), 0);
 	fx_rs_close(&pair);
 }
@@ -715,11 +715,11 @@ void rshutdown__write_then_read(void **state)
 
 	fx_rs_connect(AF_INET, &pair);
 	FX_RS_OK(rshutdown(pair.client, SHUT_WR));
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rrecv(pair.server, &c, 1, 0), 0);
 	assert_false(fx_rs_poll(pair.server, POLLIN, 0) & POLLHUP);
 	FX_RS_OK(rshutdown(pair.client, SHUT_RD));
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLHUP);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLHUP);
 	fx_rs_close(&pair);
 }
 
@@ -800,7 +800,7 @@ void rrecvfrom__stream_peer_address(void **state)
 
 	fx_rs_connect(AF_INET, &pair);
 	assert_int_equal(rsend(pair.client, "abc", 3, 0), 3);
-	assert_true(fx_rs_poll(pair.server, POLLIN, 5000) & POLLIN);
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLIN);
 	assert_int_equal(rrecvfrom(pair.server, buf, sizeof buf, 0, (struct sockaddr *)&from, &len),
 			 3);
 	assert_memory_equal(buf, "abc", 3);

@@ -5,7 +5,7 @@
  * rpoll), riostream (riowrite into riomap'ed buffers, the reader polling
  * the last byte), rcopy (a file's worth of data, acknowledged, then an
  * orderly close) and udpong (datagrams echoed, lost ones sent again). Every
- * wait is bounded: rpoll for 5 s, a thread for 20 s. */
+ * wait is bounded: rpoll for FX_RS_WAIT_MS, a thread for 30 s. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -17,14 +17,14 @@
 #include "fixtures.h"
 #include "rsock.h"
 
-#define THREAD_SECONDS 20
+#define THREAD_SECONDS 30
 
 static int accept_one(struct fx_rs_thread *t, int listener)
 {
 	int fd;
 
-	if (!(fx_rs_poll(listener, POLLIN, 5000) & POLLIN)) {
-		fx_rs_thread_fail(t, "server: no connection to accept within 5 s");
+	if (!(fx_rs_poll(listener, POLLIN, FX_RS_WAIT_MS) & POLLIN)) {
+		fx_rs_thread_fail(t, "server: no connection to accept within %d ms", FX_RS_WAIT_MS);
 		return -1;
 	}
 	fd = raccept(listener, NULL, NULL);
@@ -47,8 +47,8 @@ static int connect_nonblocking(int family, int iomaps)
 	if (rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr))) {
 		if (errno != EINPROGRESS)
 			fail_msg("rconnect: %s", strerror(errno));
-		if (!(fx_rs_poll(fd, POLLOUT, 5000) & POLLOUT))
-			fail_msg("rpoll: the connection is not writable within 5 s");
+		if (!(fx_rs_poll(fd, POLLOUT, FX_RS_WAIT_MS) & POLLOUT))
+			fail_msg("rpoll: the connection is not writable within %d ms", FX_RS_WAIT_MS);
 		FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
 		if (err)
 			fail_msg("rconnect (async): %s", strerror(err));
@@ -138,7 +138,7 @@ struct io_side {
 	unsigned char *mapped, *out; /* what the peer writes; what we write */
 };
 
-/* Wait, up to 5 s, until the last byte of our mapping says `marker`. */
+/* Wait, up to FX_RS_WAIT_MS, until the last byte of our mapping says `marker`. */
 static bool wait_marker(const struct io_side *s, unsigned char marker)
 {
 	const unsigned char *last = s->mapped + IO_SIZE - 1;
@@ -150,7 +150,7 @@ static bool wait_marker(const struct io_side *s, unsigned char marker)
 			continue;
 		sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec > 5)
+		if ((now.tv_sec - start.tv_sec) * 1000 > FX_RS_WAIT_MS)
 			return false;
 	}
 	return true;
@@ -169,8 +169,8 @@ static const char *io_write(int fd, const unsigned char *buf)
 			return "riowrite: no mapping at the peer";
 		} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			return "riowrite failed";
-		} else if (!(fx_rs_poll(fd, POLLOUT, 5000) & POLLOUT)) {
-			return "rpoll: not writable within 5 s";
+		} else if (!(fx_rs_poll(fd, POLLOUT, FX_RS_WAIT_MS) & POLLOUT)) {
+			return "rpoll: not writable within FX_RS_WAIT_MS";
 		}
 	}
 	return NULL;
@@ -186,7 +186,7 @@ static const char *io_round(struct io_side *s, unsigned char marker, bool writin
 		return io_write(s->fd, s->out);
 	}
 	if (!wait_marker(s, marker))
-		return "the marker did not arrive within 5 s";
+		return "the marker did not arrive within FX_RS_WAIT_MS";
 	if (fx_rs_check_pattern(s->mapped, IO_SIZE - 1, marker) >= 0)
 		return "the data before the marker is not what was written";
 	return NULL;
