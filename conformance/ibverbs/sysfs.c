@@ -6,6 +6,7 @@
  * must say what the verbs calls say. On the mock the suite sees the
  * system view (mock/sys) as any program under rdmamock-run does. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fixtures.h"
@@ -579,5 +581,234 @@ void sysfs__port_rate(void **state)
 	snprintf(want, sizeof want, "%d%s Gb/sec (%dX%s)", rate / 10, rate % 10 ? ".5" : "", lanes, speed);
 	snprintf(port, sizeof port, "%s/ports/1", ctx->device->ibdev_path);
 	expect_file(port, "rate", want);
+	ibv_close_device(ctx);
+}
+
+/* ---------------------------------------------------------------- paths that are not there */
+
+/* Every call a program names a path with fails with ENOENT where sysfs
+ * and devtmpfs have nothing, as the kernel's lookup does (kernfs_iop_lookup
+ * finds no node): a missing attribute of a device, a device the class
+ * lacks, a uverbs node no device has, and an empty path. */
+static void expect_enoent(const char *path)
+{
+	struct dirent **list;
+	struct statx stx;
+	struct stat st;
+	char buf[64];
+
+	/* (What opens by mistake is left open: the test has failed.) */
+#define ENOENT_OF(call, failed)                                                              \
+	do {                                                                                 \
+		errno = 0;                                                                   \
+		if (!(failed))                                                               \
+			fail_msg("%s(%s) succeeded", call, path);                            \
+		if (errno != ENOENT)                                                         \
+			fail_msg("%s(%s): %s, not ENOENT", call, path, strerror(errno));     \
+	} while (0)
+
+	ENOENT_OF("open", open(path, O_RDONLY | O_CLOEXEC) < 0);
+	ENOENT_OF("fopen", !fopen(path, "r"));
+	ENOENT_OF("stat", stat(path, &st) == -1);
+	ENOENT_OF("lstat", lstat(path, &st) == -1);
+	ENOENT_OF("fstatat", fstatat(AT_FDCWD, path, &st, 0) == -1);
+	ENOENT_OF("statx", statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &stx) == -1);
+	ENOENT_OF("access", access(path, F_OK) == -1);
+	ENOENT_OF("faccessat", faccessat(AT_FDCWD, path, R_OK, 0) == -1);
+	ENOENT_OF("readlink", readlink(path, buf, sizeof buf) == -1);
+	ENOENT_OF("getxattr", getxattr(path, "user.rdmacheck", buf, sizeof buf) == -1);
+	ENOENT_OF("lgetxattr", lgetxattr(path, "user.rdmacheck", buf, sizeof buf) == -1);
+	ENOENT_OF("listxattr", listxattr(path, buf, sizeof buf) == -1);
+	ENOENT_OF("llistxattr", llistxattr(path, buf, sizeof buf) == -1);
+	if (!*path)
+		return;
+	ENOENT_OF("opendir", !opendir(path));
+	ENOENT_OF("scandir", scandir(path, &list, NULL, alphasort) == -1);
+#undef ENOENT_OF
+}
+
+void sysfs__missing_paths(void **state)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	char path[512], cwd[PATH_MAX], gone[] = "/tmp/rdmacheck-cwd-XXXXXX", *long_path;
+	struct statx stx;
+	struct stat st;
+	int closed, fd, err;
+
+	snprintf(path, sizeof path, "%s/no_such_attribute", ctx->device->ibdev_path);
+	expect_enoent(path);
+	snprintf(path, sizeof path, "%s/ports/99/state", ctx->device->ibdev_path);
+	expect_enoent(path);
+	expect_enoent("/sys/class/infiniband/no_such_device");
+	expect_enoent("/sys/class/infiniband_verbs/uverbs999/ibdev");
+	expect_enoent("/dev/infiniband/uverbs999");
+	expect_enoent("");
+	/* A relative path from a descriptor that is not open: EBADF
+	 * (openat(2)), whatever it names. */
+	closed = dup(2);
+	assert_true(closed >= 0);
+	close(closed);
+	errno = 0;
+	assert_int_equal(openat(closed, "class/infiniband", O_RDONLY | O_CLOEXEC), -1);
+	assert_int_equal(errno, EBADF);
+	errno = 0;
+	assert_int_equal(fstatat(closed, "class/infiniband", &st, 0), -1);
+	assert_int_equal(errno, EBADF);
+	/* A name longer than PATH_MAX, absolute or relative: ENAMETOOLONG
+	 * (path_resolution(7)). */
+	long_path = malloc(PATH_MAX + 64);
+	assert_non_null(long_path);
+	for (int rel = 0; rel < 2; rel++) {
+		size_t at = (size_t)snprintf(long_path, PATH_MAX + 64, "%s",
+					     rel ? "infiniband/" : "/sys/class/infiniband/");
+
+		memset(long_path + at, 'a', PATH_MAX + 32 - at);
+		long_path[PATH_MAX + 32] = '\0';
+		errno = 0;
+		assert_int_equal(open(long_path, O_RDONLY | O_CLOEXEC), -1);
+		assert_int_equal(errno, ENAMETOOLONG);
+		errno = 0;
+		assert_int_equal(stat(long_path, &st), -1);
+		assert_int_equal(errno, ENAMETOOLONG);
+	}
+	free(long_path);
+	/* A relative path from a working directory that was removed: ENOENT
+	 * (a deleted directory has no entries). */
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_non_null(mkdtemp(gone));
+	assert_int_equal(chdir(gone), 0);
+	assert_int_equal(rmdir(gone), 0);
+	errno = 0;
+	fd = open("infiniband/node_type", O_RDONLY | O_CLOEXEC);
+	err = errno;
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(fd, -1);
+	assert_int_equal(err, ENOENT);
+	/* The directory above the class is there, for every call. */
+	if (statx(AT_FDCWD, "/sys/class", 0, STATX_BASIC_STATS, &stx))
+		fail_msg("statx(/sys/class): %s", strerror(errno));
+	assert_true(S_ISDIR(stx.stx_mode));
+	assert_int_equal(faccessat(AT_FDCWD, "/sys/class", R_OK | X_OK, 0), 0);
+	ibv_close_device(ctx);
+}
+
+/* ---------------------------------------------------------------- the C library's other entry points */
+
+/* The same files through the C library's other names for the same calls:
+ * the large-file ones (open64, stat64, ...), _FORTIFY_SOURCE's checked
+ * ones (__open_2, __realpath_chk: glibc's debug/), and the stat family's
+ * before glibc 2.33 (__xstat, still exported for the programs built
+ * then), which a program built elsewhere (a vendor's UCX) calls. Each
+ * finds what the plain call finds. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+char *__realpath_chk(const char *path, char *resolved, size_t resolved_len);
+
+#if defined(__x86_64__)
+#define STAT_VER 1 /* _STAT_VER_LINUX */
+#else
+#define STAT_VER 0 /* _STAT_VER_KERNEL */
+#endif
+
+static void expect_node_type(int fd, const char *how)
+{
+	char line[64] = { 0 };
+
+	if (fd < 0)
+		fail_msg("%s: %s", how, strerror(errno));
+	assert_int_equal(read(fd, line, sizeof line - 1), 6);
+	if (strcmp(line, "1: CA\n"))
+		fail_msg("%s reads \"%s\"", how, line);
+	close(fd);
+}
+
+static void expect_stat(int ret, const struct stat *st, mode_t type, const char *how)
+{
+	if (ret)
+		fail_msg("%s: %s", how, strerror(errno));
+	if ((st->st_mode & S_IFMT) != type)
+		fail_msg("%s: mode 0%o, not type 0%o", how, st->st_mode, type);
+	if (type == S_IFREG && st->st_size != sysconf(_SC_PAGESIZE))
+		fail_msg("%s: size %lld, not a page", how, (long long)st->st_size);
+}
+
+void sysfs__other_call_names(void **state)
+{
+	typedef int (*xstat_fn)(int, const char *, struct stat *);
+	typedef int (*fxstatat_fn)(int, int, const char *, struct stat *, int);
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	const char *name = ibv_get_device_name(ctx->device);
+	char attr[512], entry[512], dev[512], resolved[PATH_MAX], line[64];
+	static const char *const xstats[] = { "__xstat", "__xstat64", "__lxstat", "__lxstat64" };
+	struct dirent64 **list;
+	struct stat64 st64;
+	struct stat st;
+	bool listed = false;
+	int n;
+	FILE *f;
+
+	snprintf(attr, sizeof attr, "/sys/class/infiniband/%s/node_type", name);
+	snprintf(entry, sizeof entry, "/sys/class/infiniband/%s", name);
+	snprintf(dev, sizeof dev, "/dev/infiniband/%s", ctx->device->dev_name);
+
+	expect_node_type(open64(attr, O_RDONLY | O_CLOEXEC), "open64");
+	expect_node_type(openat64(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "openat64");
+	expect_node_type(__open_2(attr, O_RDONLY | O_CLOEXEC), "__open_2");
+	expect_node_type(__open64_2(attr, O_RDONLY | O_CLOEXEC), "__open64_2");
+	expect_node_type(__openat_2(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "__openat_2");
+	expect_node_type(__openat64_2(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "__openat64_2");
+	f = fopen64(attr, "r");
+	if (!f)
+		fail_msg("fopen64(%s): %s", attr, strerror(errno));
+	assert_non_null(fgets(line, sizeof line, f));
+	assert_string_equal(line, "1: CA\n");
+	fclose(f);
+
+	expect_stat(stat64(attr, &st64), (struct stat *)&st64, S_IFREG, "stat64 of an attribute");
+	expect_stat(lstat64(entry, &st64), (struct stat *)&st64, S_IFLNK, "lstat64 of a class entry");
+	expect_stat(fstatat64(AT_FDCWD, entry, &st64, 0), (struct stat *)&st64, S_IFDIR,
+		    "fstatat64 of a class entry");
+	expect_stat(stat64(dev, &st64), (struct stat *)&st64, S_IFCHR, "stat64 of the uverbs node");
+	assert_int_equal(major(st64.st_rdev), 231);
+	/* A trailing slash: the directory the link leads to. */
+	snprintf(resolved, sizeof resolved, "%s/", entry);
+	expect_stat(stat(resolved, &st), &st, S_IFDIR, "stat of a class entry with a trailing slash");
+	assert_int_equal(eaccess(attr, R_OK), 0);
+
+	for (size_t i = 0; i < sizeof xstats / sizeof xstats[0]; i++) {
+		xstat_fn xstat = (xstat_fn)dlsym(RTLD_DEFAULT, xstats[i]);
+		bool l = xstats[i][2] == 'l';
+
+		if (!xstat)
+			RC_SKIP("the C library has no %s", xstats[i]);
+		expect_stat(xstat(STAT_VER, l ? entry : attr, &st), &st, l ? S_IFLNK : S_IFREG, xstats[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *fn = i ? "__fxstatat64" : "__fxstatat";
+		fxstatat_fn fxstatat = (fxstatat_fn)dlsym(RTLD_DEFAULT, fn);
+
+		if (!fxstatat)
+			RC_SKIP("the C library has no %s", fn);
+		expect_stat(fxstatat(STAT_VER, AT_FDCWD, entry, &st, 0), &st, S_IFDIR, fn);
+		expect_stat(fxstatat(STAT_VER, AT_FDCWD, entry, &st, AT_SYMLINK_NOFOLLOW), &st, S_IFLNK, fn);
+	}
+
+	n = scandir64("/sys/class/infiniband", &list, NULL, alphasort64);
+	if (n < 0)
+		fail_msg("scandir64(/sys/class/infiniband): %s", strerror(errno));
+	for (int i = 0; i < n; i++) {
+		listed |= !strcmp(list[i]->d_name, name);
+		free(list[i]);
+	}
+	free(list);
+	assert_true(listed);
+
+	if (!__realpath_chk(entry, resolved, sizeof resolved))
+		fail_msg("__realpath_chk(%s): %s", entry, strerror(errno));
+	assert_int_equal(strncmp(resolved, "/sys/devices/", 13), 0);
+	snprintf(line, sizeof line, "/infiniband/%s", name);
+	assert_string_equal(resolved + strlen(resolved) - strlen(line), line);
 	ibv_close_device(ctx);
 }
