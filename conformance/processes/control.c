@@ -434,3 +434,48 @@ void rdmamock_qp_udp_sport__null(void **state)
 	assert_int_equal(sport(q.qp, &port), 0);
 	fx_qp_release(&q);
 }
+
+/* rdmamock_port_set to the state the port is in already is 0 and says
+ * nothing, as `ip link set up` on a link that is up changes nothing; an
+ * unknown device is -ENODEV. */
+void rdmamock_port_set__already_so_and_unknown(void **state)
+{
+	int (*port_set)(const char *, int) = (int (*)(const char *, int))fx_topology_call("rdmamock_port_set");
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	struct ibv_port_attr pa;
+
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(port_set(ibv_get_device_name(ctx->device), 1), 0);
+	assert_true(fx_async_quiet(ctx, 300));
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(port_set("nodev", 0), -ENODEV);
+	assert_int_equal(port_set("nodev", 1), -ENODEV);
+	ibv_close_device(ctx);
+}
+
+/* rdmamock_device_fatal of a device whose fatal error came already, kept
+ * by the CM id still on it (it goes with the last of them): 0 again; once
+ * it is gone, and for a name no device has, -ENODEV. */
+void rdmamock_device_fatal__again_and_unknown(void **state)
+{
+	int (*fatal)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_device_fatal");
+	struct rdma_event_channel *ch;
+	struct sockaddr_storage addr;
+	struct rdma_cm_id *id;
+	char name[64];
+
+	assert_int_equal(fatal("nodev"), -ENODEV);
+	ch = fx_channel();
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), 0, &addr);
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&addr));
+	assert_non_null(id->verbs);
+	snprintf(name, sizeof name, "%s", ibv_get_device_name(id->verbs->device));
+	assert_int_equal(fatal(name), 0);
+	assert_int_equal(fatal(name), 0);
+	FX_OK(rdma_destroy_id(id));
+	assert_int_equal(fatal(name), -ENODEV);
+	rdma_destroy_event_channel(ch);
+}
