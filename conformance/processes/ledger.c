@@ -8,6 +8,7 @@
  * undefined behaviour there). Each misuse runs in a forked child, which
  * builds what it needs with plain calls (no assertions in the child: a
  * step that fails ends it with exit code 99 and says which). */
+#include <fiu-control.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -477,6 +478,33 @@ void rdmamock_ledger__kept_by_dead_device(void **state)
 			 end.exit_code, end.stderr_text);
 	if (strstr(end.stderr_text, "never destroyed"))
 		fail_msg("the ledger counted the kept objects as leaks: %s", end.stderr_text);
+}
+
+/* A CQ whose ibv_destroy_cq an injected fault failed, and a PD never
+ * destroyed: the program asked for the CQ to go, so only the PD is its
+ * leak. */
+static void destroy_refused_by_a_fault(void *unused)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+	struct ibv_cq *cq;
+
+	unsetenv("RDMAMOCK_STRICT");
+	setenv("RDMAMOCK_LEDGER", "1", 1);
+	must(list && list[0] && (ctx = ibv_open_device(list[0])), "ibv_open_device");
+	ibv_free_device_list(list);
+	must(ibv_alloc_pd(ctx) && (cq = ibv_create_cq(ctx, 4, NULL, NULL, 0)), "ibv_create_cq");
+	must(!fiu_enable("rdmamock/ibverbs/ibv_destroy_cq", 1, (void *)(intptr_t)EBUSY, FIU_ONETIME),
+	     "fiu_enable");
+	must(ibv_destroy_cq(cq) == EBUSY, "the injected EBUSY of ibv_destroy_cq");
+	exit(0);
+}
+
+void rdmamock_ledger__kept_by_injected_fault(void **state)
+{
+	EXPECT_EXIT(destroy_refused_by_a_fault, 0, "rdmamock: leak: PD 0x",
+		    "created by ibv_alloc_pd, never destroyed",
+		    "rdmamock: leak: 1 object(s) never destroyed at exit(0) (PD: 1)");
 }
 
 /* ---------------------------------------------------------------- not strict, in the test's process */

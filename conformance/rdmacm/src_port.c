@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fixtures.h"
@@ -86,6 +87,44 @@ static void port_zero(int family)
 
 void rdma_get_src_port__bound_port_zero_ipv4(void **state) { port_zero(AF_INET); }
 void rdma_get_src_port__bound_port_zero_ipv6(void **state) { port_zero(AF_INET6); }
+
+/* 1100 ids bound to port 0 at once, held together: each is given a port
+ * none of the others holds (an available one), from the ephemeral range;
+ * the 1100 are all live and each destroys. */
+#define MANY_IDS 1100
+
+static int port_cmp(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+void rdma_get_src_port__bound_port_zero_many(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	static struct rdma_cm_id *ids[MANY_IDS];
+	static uint16_t ports[MANY_IDS];
+	struct sockaddr_storage ss;
+	unsigned low, high;
+
+	ephemeral_range(&low, &high);
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), 0, &ss);
+	for (int i = 0; i < MANY_IDS; i++) {
+		FX_OK(rdma_create_id(ch, &ids[i], &ids[i], RDMA_PS_TCP));
+		FX_OK(rdma_bind_addr(ids[i], (struct sockaddr *)&ss));
+		ports[i] = fx_src_port(ids[i]);
+	}
+	for (int i = 0; i < MANY_IDS; i++) {
+		assert_ptr_equal(ids[i]->context, &ids[i]);
+		FX_OK(rdma_destroy_id(ids[i]));
+	}
+	rdma_destroy_event_channel(ch);
+	qsort(ports, MANY_IDS, sizeof ports[0], port_cmp);
+	for (int i = 0; i < MANY_IDS; i++) {
+		RC_ASSERT_IN_RANGE(ports[i], low, high);
+		if (i && ports[i] == ports[i - 1])
+			fail_msg("two ids bound to port 0 were both given port %u", ports[i]);
+	}
+}
 
 /* ---------------------------------------------------------------- active side */
 
