@@ -534,6 +534,62 @@ void rdma_create_srq__on_id(void **state) { cm_srq(false); }
 void rdma_create_srq_ex__on_id(void **state) { cm_srq(true); }
 void rdma_destroy_srq__clears_id(void **state) { cm_srq(false); }
 
+/* rdma_create_qp_ex without IBV_QP_INIT_ATTR_PD in comp_mask takes the
+ * id's PD (librdmacm's own for its device) and says so in attr_ex. */
+void rdma_create_qp_ex__pd_of_id(void **state)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct fx fx;
+
+	fx_reach_opts(&fx, AF_INET, FX_ADDR_RESOLVED, FX_NO_QPS);
+	assert_non_null(fx.client->pd);
+	FX_OK(rdma_create_qp_ex(fx.client, &attr));
+	assert_non_null(fx.client->qp);
+	assert_ptr_equal(fx.client->qp->pd, fx.client->pd);
+	assert_ptr_equal(attr.pd, fx.client->pd);
+	assert_true(attr.comp_mask & IBV_QP_INIT_ATTR_PD);
+	fx_release(&fx);
+}
+
+/* rdma_create_srq_ex needs the SRQ type in comp_mask: without it -1,
+ * errno EINVAL, and the id has no SRQ. */
+void rdma_create_srq_ex__without_type(void **state)
+{
+	struct ibv_srq_init_attr_ex attr = {
+		.attr = { .max_wr = 8, .max_sge = 1 }, .srq_type = IBV_SRQT_BASIC,
+	};
+	struct fx fx;
+
+	fx_reach_opts(&fx, AF_INET, FX_ADDR_RESOLVED, FX_NO_QPS);
+	errno = 0;
+	assert_int_equal(rdma_create_srq_ex(fx.client, &attr), -1);
+	RC_ASSERT_ERRNO("rdma_create_srq_ex", errno, EINVAL);
+	assert_null(fx.client->srq);
+	fx_release(&fx);
+}
+
+/* An SRQ the device refuses (max_wr above max_srq_wr): -1 with the
+ * verbs' errno (EINVAL), the id left without an SRQ or CQs. */
+void rdma_create_srq__over_max_wr(void **state)
+{
+	struct ibv_srq_init_attr attr = { .attr = { .max_sge = 1 } };
+	struct ibv_device_attr dev;
+	struct fx fx;
+
+	fx_reach_opts(&fx, AF_INET, FX_ADDR_RESOLVED, FX_NO_QPS);
+	FX_VERBS_OK(ibv_query_device(fx.client->verbs, &dev));
+	attr.attr.max_wr = (uint32_t)dev.max_srq_wr + 1;
+	errno = 0;
+	assert_int_equal(rdma_create_srq(fx.client, NULL, &attr), -1);
+	RC_ASSERT_ERRNO("rdma_create_srq", errno, EINVAL);
+	assert_null(fx.client->srq);
+	assert_null(fx.client->recv_cq);
+	fx_release(&fx);
+}
+
 /* rdma_destroy_ep gives back what rdma_create_ep took: the port of a
  * passive endpoint can be bound again at once. */
 void rdma_destroy_ep__frees_port(void **state)
