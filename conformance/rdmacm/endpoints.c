@@ -45,6 +45,9 @@ static struct rdma_addrinfo *lookup(const char *node, bool passive)
 struct server {
 	struct rdma_cm_id *listener, *conn;
 	int accept_ret, accept_errno;
+	/* The start of the request's private data, as rdma_get_request gave it. */
+	uint8_t req_data[16];
+	size_t req_len;
 };
 
 /* The passive side: rdma_get_request, then a synchronous rdma_accept that
@@ -62,6 +65,11 @@ static void *serve(void *arg)
 		rdma_destroy_ep(s->listener);
 		s->listener = NULL;
 		return NULL;
+	}
+	if (s->conn->event && s->conn->event->param.conn.private_data) {
+		s->req_len = s->conn->event->param.conn.private_data_len;
+		memcpy(s->req_data, s->conn->event->param.conn.private_data,
+		       s->req_len < sizeof s->req_data ? s->req_len : sizeof s->req_data);
 	}
 	s->accept_ret = rdma_accept(s->conn, &param);
 	s->accept_errno = errno;
@@ -194,6 +202,9 @@ struct sync_pair {
 	struct server s;
 	struct rdma_cm_id *client;
 	struct rdma_addrinfo *passive, *active;
+	struct ibv_pd *pd;	   /* NULL, or the passive endpoint's PD */
+	const char *connect;	   /* NULL, or the active addrinfo's ai_connect */
+	const char *private_data; /* NULL, or rdma_connect's private data */
 };
 
 static void sync_pair_up(struct sync_pair *p)
@@ -207,7 +218,16 @@ static void sync_pair_up(struct sync_pair *p)
 	fx_require_backend();
 	p->passive = lookup(fx_addr(AF_INET), true);
 	p->active = lookup(fx_addr(AF_INET), false);
-	FX_OK(rdma_create_ep(&p->s.listener, p->passive, NULL, &attr));
+	if (p->connect) {
+		p->active->ai_connect = strdup(p->connect);
+		assert_non_null(p->active->ai_connect);
+		p->active->ai_connect_len = (uint32_t)strlen(p->connect);
+	}
+	if (p->private_data) {
+		param.private_data = p->private_data;
+		param.private_data_len = (uint8_t)strlen(p->private_data);
+	}
+	FX_OK(rdma_create_ep(&p->s.listener, p->passive, p->pd, &attr));
 	FX_OK(rdma_listen(p->s.listener, 4));
 	FX_OK(rdma_create_ep(&p->client, p->active, NULL, &attr));
 	assert_non_null(p->client->qp);
@@ -238,6 +258,99 @@ void rdma_create_ep__with_qps(void **state)
 	assert_int_equal(p.s.conn->qp->state, IBV_QPS_RTS);
 	assert_int_equal(p.client->qp->state, IBV_QPS_RTS);
 	sync_pair_release(&p);
+}
+
+/* A PD of the device that the address addr is on: a scratch id bound to
+ * it names the device (librdmacm keeps its contexts open after). */
+static struct ibv_pd *pd_of_addr(const char *addr)
+{
+	struct sockaddr_storage sa;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+
+	fx_sockaddr(AF_INET, addr, 0, &sa);
+	FX_OK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&sa));
+	assert_non_null(id->verbs);
+	pd = ibv_alloc_pd(id->verbs);
+	assert_non_null(pd);
+	FX_OK(rdma_destroy_id(id));
+	return pd;
+}
+
+/* A passive endpoint given a PD keeps it (id->pd), and rdma_get_request
+ * makes each new id's QP on it (librdmacm's ucma_passive_ep and
+ * rdma_get_request: rdma_create_qp on the listener's pd). */
+void rdma_create_ep__passive_pd(void **state)
+{
+	static struct sync_pair p; /* static: as in rdma_get_request__sync_endpoints */
+
+	fx_require_backend();
+	p.pd = pd_of_addr(fx_addr(AF_INET));
+	sync_pair_up(&p);
+	assert_ptr_equal(p.s.listener->pd, p.pd);
+	assert_ptr_equal(p.s.conn->qp->pd, p.pd);
+	assert_ptr_equal(p.s.conn->pd, p.pd);
+	assert_ptr_not_equal(p.client->qp->pd, p.pd);
+	sync_pair_release(&p);
+	assert_int_equal(ibv_dealloc_pd(p.pd), 0);
+}
+
+/* The connect data an active rdma_addrinfo carries (ai_connect) goes
+ * first in the REQ's private data, rdma_connect's own after it
+ * (librdmacm's ucma_copy_conn_param_to_kern). */
+void rdma_create_ep__connect_data(void **state)
+{
+	static struct sync_pair p = { .connect = "ai_c", .private_data = "user" };
+
+	sync_pair_up(&p);
+	assert_true(p.s.req_len >= 8);
+	assert_memory_equal(p.s.req_data, "ai_cuser", 8);
+	sync_pair_release(&p);
+}
+
+/* A passive endpoint whose address and port another id holds: -1 with
+ * rdma_bind_addr's errno, EADDRINUSE, and no id stored. */
+void rdma_create_ep__address_in_use(void **state)
+{
+	struct rdma_cm_id *first, *second = NULL;
+	struct rdma_addrinfo *passive;
+
+	fx_require_backend();
+	passive = lookup(fx_addr(AF_INET), true);
+	FX_OK(rdma_create_ep(&first, passive, NULL, NULL));
+	errno = 0;
+	assert_int_equal(rdma_create_ep(&second, passive, NULL, NULL), -1);
+	RC_ASSERT_ERRNO("rdma_create_ep", errno, EADDRINUSE);
+	assert_null(second);
+	rdma_destroy_ep(first);
+	rdma_freeaddrinfo(passive);
+}
+
+/* An active endpoint whose QP the device refuses (max_send_wr above
+ * max_qp_wr): -1 with the verbs' errno, EINVAL, no id stored, and the
+ * id it made is gone (librdmacm calls rdma_destroy_ep on it). */
+void rdma_create_ep__qp_refused(void **state)
+{
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_cm_id *id = NULL;
+	struct rdma_addrinfo *active;
+	struct ibv_device_attr dev;
+	struct ibv_pd *pd;
+
+	fx_require_backend();
+	active = lookup(fx_addr(AF_INET), false);
+	pd = pd_of_addr(fx_addr(AF_INET));
+	assert_int_equal(ibv_query_device(pd->context, &dev), 0);
+	attr.cap.max_send_wr = (uint32_t)dev.max_qp_wr + 1;
+	errno = 0;
+	assert_int_equal(rdma_create_ep(&id, active, pd, &attr), -1);
+	RC_ASSERT_ERRNO("rdma_create_ep", errno, EINVAL);
+	assert_null(id);
+	assert_int_equal(ibv_dealloc_pd(pd), 0);
+	rdma_freeaddrinfo(active);
 }
 
 struct later {
