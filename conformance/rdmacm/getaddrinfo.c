@@ -119,6 +119,53 @@ void rdma_getaddrinfo__port_space_udp(void **state)
 	rdma_freeaddrinfo(res);
 }
 
+/* hints->ai_qp_type, when set, is the result's QP type; with no port
+ * space hinted, the port space follows the protocol getaddrinfo gives
+ * for the socket type the QP type asks for (UD: a datagram, UDP). */
+void rdma_getaddrinfo__qp_type_ud(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_qp_type = IBV_QPT_UD };
+	struct rdma_addrinfo *res = get("127.0.0.1", "7471", &hints);
+
+	assert_int_equal(res->ai_qp_type, IBV_QPT_UD);
+	assert_int_equal(res->ai_port_space, RDMA_PS_UDP);
+	rdma_freeaddrinfo(res);
+	hints.ai_port_space = RDMA_PS_IB;
+	res = get("127.0.0.1", "7471", &hints);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_UD);
+	assert_int_equal(res->ai_port_space, RDMA_PS_IB);
+	rdma_freeaddrinfo(res);
+}
+
+/* Hints alone (no node, no service): the result is made of the hints,
+ * their flags, family, QP type and port space, and copies of their
+ * addresses; no lookup is done. */
+void rdma_getaddrinfo__hints_only(void **state)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(7471),
+				   .sin_addr = { htonl(INADDR_LOOPBACK) } };
+	struct sockaddr_in src = { .sin_family = AF_INET, .sin_addr = { htonl(INADDR_LOOPBACK) } };
+	struct rdma_addrinfo hints = {
+		.ai_flags = RAI_NUMERICHOST, .ai_family = AF_INET, .ai_qp_type = IBV_QPT_UC,
+		.ai_port_space = RDMA_PS_IB,
+		.ai_dst_addr = (struct sockaddr *)&dst, .ai_dst_len = sizeof dst,
+		.ai_src_addr = (struct sockaddr *)&src, .ai_src_len = sizeof src,
+	};
+	struct rdma_addrinfo *res = get(NULL, NULL, &hints);
+
+	assert_int_equal(res->ai_flags, RAI_NUMERICHOST);
+	assert_int_equal(res->ai_family, AF_INET);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_UC);
+	assert_int_equal(res->ai_port_space, RDMA_PS_IB);
+	assert_int_equal(res->ai_dst_len, sizeof dst);
+	assert_ptr_not_equal(res->ai_dst_addr, &dst);
+	assert_memory_equal(res->ai_dst_addr, &dst, sizeof dst);
+	assert_int_equal(res->ai_src_len, sizeof src);
+	assert_ptr_not_equal(res->ai_src_addr, &src);
+	assert_memory_equal(res->ai_src_addr, &src, sizeof src);
+	rdma_freeaddrinfo(res);
+}
+
 void rdma_getaddrinfo__family_ib(void **state)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_FAMILY | RAI_NUMERICHOST,
