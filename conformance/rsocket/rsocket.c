@@ -162,6 +162,27 @@ void rlisten__twice(void **state)
 
 /* ---------------------------------------------------------------- connect, accept */
 
+/* rconnect on a listening rsocket: -1, EINVAL (upstream's rs_do_connect:
+ * a state with no connection bit), and the socket is left as it was: it
+ * still listens, and a client's connection is accepted. */
+void rconnect__listening(void **state)
+{
+	struct fx_rs_pair pair = { .listener = fx_rs_listen(AF_INET, fx_port()) };
+	struct sockaddr_storage addr;
+
+	fx_rs_addr(AF_INET, fx_port(), &addr);
+	errno = 0;
+	assert_int_equal(rconnect(pair.listener, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	RC_ASSERT_ERRNO("rconnect", errno, EINVAL);
+	pair.client = fx_rsocket(AF_INET, SOCK_STREAM);
+	FX_RS_OK(rconnect(pair.client, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	assert_int_equal(fx_rs_poll(pair.listener, POLLIN, 5000), POLLIN);
+	pair.server = raccept(pair.listener, NULL, NULL);
+	if (pair.server < 0)
+		fail_msg("raccept after the refused rconnect: %s", strerror(errno));
+	fx_rs_close(&pair);
+}
+
 void raccept__not_listening(void **state)
 {
 	int fd = fx_rsocket(AF_INET, SOCK_STREAM);
@@ -197,6 +218,26 @@ void rgetsockopt__so_error_read_once(void **state)
 	assert_int_equal(len, sizeof err);
 	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
 	assert_int_equal(err, 0);
+	rclose(fd);
+}
+
+/* rconnect again after a refused one: -1, ENOTCONN (upstream's
+ * rs_do_connect for a connect in error), and SO_ERROR still gives the
+ * refusal: the second call changed nothing. */
+void rconnect__after_refused(void **state)
+{
+	struct sockaddr_storage addr;
+	int fd = fx_rsocket(AF_INET, SOCK_STREAM), err = -1;
+	socklen_t len = sizeof err;
+
+	fx_rs_addr(AF_INET, fx_free_port(), &addr);
+	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	RC_ASSERT_ERRNO("rconnect", errno, ECONNREFUSED);
+	errno = 0;
+	assert_int_equal(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)), -1);
+	RC_ASSERT_ERRNO("rconnect", errno, ENOTCONN);
+	FX_RS_OK(rgetsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	RC_ASSERT_ERRNO("rconnect", err, ECONNREFUSED);
 	rclose(fd);
 }
 

@@ -450,8 +450,9 @@ static int connected(struct rsocket *rs)
 }
 
 /* One step per event; the channel's O_NONBLOCK decides whether a step
- * waits for its event, as upstream's ucma_complete does. */
-static int do_connect(struct rsocket *rs)
+ * waits for its event, as upstream's ucma_complete does. A phase with no
+ * step to take sets *settled and answers at once. */
+static int do_connect(struct rsocket *rs, bool *settled)
 {
 	int ret;
 
@@ -477,12 +478,15 @@ static int do_connect(struct rsocket *rs)
 	case RS_ACCEPTING:
 		return mock_errno(EINPROGRESS);
 	case RS_CONNECTED:
+		*settled = true;
 		return 0;
 	case RS_CONNECT_ERROR:
 	case RS_DISCONNECTED:
 	case RS_ERROR:
+		*settled = true;
 		return mock_errno(ENOTCONN);
 	default:
+		*settled = true;
 		return mock_errno(EINVAL);
 	}
 	/* Each phase done leads to the next. */
@@ -500,11 +504,16 @@ static int do_connect(struct rsocket *rs)
 	return -1;
 }
 
+/* A failed step ends the connect: SO_ERROR and RS_CONNECT_ERROR. The
+ * answer of a phase with no step (listening: EINVAL; failed or ended:
+ * ENOTCONN) changes neither, as upstream's rs_do_connect returns those
+ * before its error handling: a listener still listens. */
 int rs_do_connect(struct rsocket *rs)
 {
-	int ret = do_connect(rs);
+	bool settled = false;
+	int ret = do_connect(rs, &settled);
 
-	if (!ret || errno == EINPROGRESS)
+	if (settled || !ret || errno == EINPROGRESS)
 		return ret;
 	if (errno == EAGAIN || errno == EWOULDBLOCK)
 		return mock_errno(EINPROGRESS);
