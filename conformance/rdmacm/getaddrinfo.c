@@ -119,6 +119,24 @@ void rdma_getaddrinfo__port_space_udp(void **state)
 	rdma_freeaddrinfo(res);
 }
 
+/* RDMA_PS_IPOIB asks for UDP, so the QP type is UD; RDMA_PS_IB asks for
+ * no protocol, so the QP type is the first socket type getaddrinfo
+ * gives, a stream (RC). Either port space is the result's. */
+void rdma_getaddrinfo__port_spaces_ipoib_ib(void **state)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_IPOIB };
+	struct rdma_addrinfo *res = get("127.0.0.1", "7471", &hints);
+
+	assert_int_equal(res->ai_port_space, RDMA_PS_IPOIB);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_UD);
+	rdma_freeaddrinfo(res);
+	hints.ai_port_space = RDMA_PS_IB;
+	res = get("127.0.0.1", "7471", &hints);
+	assert_int_equal(res->ai_port_space, RDMA_PS_IB);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_RC);
+	rdma_freeaddrinfo(res);
+}
+
 /* hints->ai_qp_type, when set, is the result's QP type; with no port
  * space hinted, the port space follows the protocol getaddrinfo gives
  * for the socket type the QP type asks for (UD: a datagram, UDP). */
