@@ -99,7 +99,6 @@ static int from_addrinfo(struct rdma_addrinfo *rai, const struct rdma_addrinfo *
 		     (hints->ai_flags & RAI_NUMERICHOST);
 	struct sockaddr **addr = passive ? &rai->ai_src_addr : &rai->ai_dst_addr;
 	socklen_t *len = passive ? &rai->ai_src_len : &rai->ai_dst_len;
-	char **canon = passive ? &rai->ai_src_canonname : &rai->ai_dst_canonname;
 
 	rai->ai_qp_type = hints->ai_qp_type ? hints->ai_qp_type
 			  : ai->ai_socktype == SOCK_STREAM ? IBV_QPT_RC
@@ -108,8 +107,8 @@ static int from_addrinfo(struct rdma_addrinfo *rai, const struct rdma_addrinfo *
 			     : ai->ai_protocol == IPPROTO_TCP ? RDMA_PS_TCP
 			     : ai->ai_protocol == IPPROTO_UDP ? RDMA_PS_UDP : 0;
 	rai->ai_flags = passive ? RAI_PASSIVE : 0;
-	if (ai->ai_canonname)
-		*canon = strdup(ai->ai_canonname);
+	/* No canonical name: the hints lookup() gives getaddrinfo never ask
+	 * for one (AI_CANONNAME), nor do glibc's defaults without hints. */
 	if (as_ib && ai->ai_family == AF_INET6) {
 		rai->ai_family = AF_IB;
 		return to_sockaddr_ib(rai->ai_port_space, addr, len, (const void *)ai->ai_addr);
