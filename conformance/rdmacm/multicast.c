@@ -2,8 +2,9 @@
 /* API covered: rdma_join_multicast(), rdma_join_multicast_ex() and
  * rdma_leave_multicast() on RDMA_PS_UDP ids over RoCE: MULTICAST_JOIN's UD
  * data, the QP's attachment (loopback, members, send-only, leaving), the
- * refusals, and mckey (librdmacm/examples) as two threads. The groups are
- * local: these run in two-host mode too. */
+ * refusals, and mckey (librdmacm/examples) as two threads; on InfiniBand,
+ * the MGID and MLID the SA gives. The groups are local: these run in
+ * two-host mode too. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include <infiniband/ib.h>
 
 #include "cm_ud.h"
 #include "fixtures.h"
@@ -531,6 +534,121 @@ void rdma_join_multicast__without_qp(void **state)
 	FX_UDP_OK(fx_udp_send(&m.ep, 6, LEN, false));
 	assert_received(&m, &m, 6);
 	member_release(&m);
+}
+
+/* ---------------------------------------------------------------- InfiniBand */
+
+#define GROUP_OTHER "239.3.3.3"
+#define GROUP6_SA_MGID "ff12:a01b::1:2" /* an MGID the SA assigned (cma_set_mgid) */
+
+/* On the mock, mlx5_0 a ConnectX on an InfiniBand subnet with 127.0.0.1
+ * and ::1 (a topology of the test's own, as infiniband.c's); on a real
+ * device, the device under test's port must be InfiniBand. */
+static void ib_subnet(void)
+{
+	if (rc_backend_is_mock()) {
+		int (*load)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_topology_load");
+
+		if (load("mlx5_0=mlx5+ib:127.0.0.1/8,::1"))
+			fail_msg("rdmamock_topology_load failed");
+	}
+}
+
+static void require_ib_member(struct member *m)
+{
+	if (!fx_port_ib(m->id->verbs, m->id->port_num)) {
+		member_release(m);
+		RC_SKIP("the device's port is not InfiniBand");
+	}
+}
+
+/* The SA gives a group one MLID, which every member's MCMember record
+ * carries (IBA 15.2.5.17; the kernel's ib_init_ah_from_mcmember puts it in
+ * the AH): two ids joined to one group read the same dlid, a third group
+ * another. A message to the group reaches its members, with a GRH, and
+ * not a QP attached to the other group. */
+void rdma_join_multicast__infiniband_mlid(void **state)
+{
+	struct member a, b, c;
+
+	ib_subnet();
+	member_open(&a, GROUP, RESOLVED | WITH_QP);
+	require_ib_member(&a);
+	member_join(&a, PLAIN_JOIN);
+	member_open_joined(&b, GROUP, BOUND | WITH_QP);
+	member_open_joined(&c, GROUP_OTHER, BOUND | WITH_QP);
+	assert_ib_join(&a.joined, &a);
+	assert_ib_join(&b.joined, &b);
+	assert_ib_join(&c.joined, &c);
+	assert_int_equal(a.joined.ah_attr.dlid, b.joined.ah_attr.dlid);
+	assert_int_not_equal(a.joined.ah_attr.dlid, c.joined.ah_attr.dlid);
+	FX_UDP_OK(fx_udp_send(&a.ep, 7, LEN, false));
+	assert_received(&b, &a, 7);
+	assert_received(&a, &a, 7);
+	assert_true(fx_udp_quiet(&c.ep, QUIET_MS));
+	member_release(&c);
+	member_release(&b);
+	member_release(&a);
+}
+
+/* An id of `ps` bound to `src` joins `group` (no QP): MULTICAST_JOIN's
+ * dgid is *mgid. */
+static void ib_join_mgid(enum rdma_port_space ps, int family, const char *src,
+			 const struct sockaddr *group, union ibv_gid *mgid)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage bind_to;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	fx_sockaddr(family, src, 0, &bind_to);
+	FX_OK(rdma_create_id(ch, &id, NULL, ps));
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&bind_to));
+	if (!fx_port_ib(id->verbs, id->port_num)) {
+		FX_OK(rdma_destroy_id(id));
+		rdma_destroy_event_channel(ch);
+		RC_SKIP("the device's port is not InfiniBand");
+	}
+	FX_OK(rdma_join_multicast(id, (struct sockaddr *)group, NULL));
+	ev = fx_expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN, WAIT_MS);
+	assert_int_equal(ev->status, 0);
+	assert_int_equal(ev->param.ud.ah_attr.is_global, 1);
+	*mgid = ev->param.ud.ah_attr.grh.dgid;
+	FX_OK(rdma_ack_cm_event(ev));
+	FX_OK(rdma_leave_multicast(id, (struct sockaddr *)group));
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/* The MGID the kernel joins on InfiniBand (cma_set_mgid): an IPv4 or IPv6
+ * group of an RDMA_PS_UDP id maps as IPoIB's (the RDMA CM's signature
+ * 0x01 in its fourth byte); of an RDMA_PS_IPOIB id, IPoIB's own (0x1b);
+ * an AF_IB group, and an IPv6 group that is an SA-assigned MGID
+ * (ff1x:a01b::), are that MGID. */
+void rdma_join_multicast__infiniband_mgid(void **state)
+{
+	struct sockaddr_ib ib_group = { .sib_family = AF_IB, .sib_pkey = htons(0xffff) };
+	struct sockaddr_storage group;
+	union ibv_gid got, want;
+
+	ib_subnet();
+	fx_sockaddr(AF_INET, GROUP, 0, &group);
+	ib_group_mgid((struct sockaddr *)&group, &want);
+	ib_join_mgid(RDMA_PS_UDP, AF_INET, fx_addr(AF_INET), (struct sockaddr *)&group, &got);
+	assert_memory_equal(&got, &want, sizeof want);
+	want.raw[3] = 0x1b;
+	ib_join_mgid(RDMA_PS_IPOIB, AF_INET, fx_addr(AF_INET), (struct sockaddr *)&group, &got);
+	assert_memory_equal(&got, &want, sizeof want);
+	assert_int_equal(inet_pton(AF_INET6, GROUP6_SA_MGID, &ib_group.sib_addr), 1);
+	ib_join_mgid(RDMA_PS_UDP, AF_INET, fx_addr(AF_INET), (struct sockaddr *)&ib_group, &got);
+	assert_memory_equal(&got, &ib_group.sib_addr, sizeof got);
+	fx_sockaddr(AF_INET6, GROUP6, 0, &group);
+	ib_group_mgid((struct sockaddr *)&group, &want);
+	ib_join_mgid(RDMA_PS_UDP, AF_INET6, fx_addr(AF_INET6), (struct sockaddr *)&group, &got);
+	assert_memory_equal(&got, &want, sizeof want);
+	fx_sockaddr(AF_INET6, GROUP6_SA_MGID, 0, &group);
+	ib_join_mgid(RDMA_PS_UDP, AF_INET6, fx_addr(AF_INET6), (struct sockaddr *)&group, &got);
+	assert_memory_equal(&got, &((struct sockaddr_in6 *)&group)->sin6_addr, sizeof got);
 }
 
 /* ---------------------------------------------------------------- mckey */
