@@ -357,6 +357,115 @@ void rdmamock_device_add__refusals(void **state)
 	assert_true(found);
 }
 
+/* rdmamock_topology_load refuses each malformed spec with -EINVAL (a
+ * device with a 17th address -ENOSPC) and leaves the topology as it was;
+ * white space means nothing, and rdmamock_topology_format writes back what
+ * loaded, each address with its prefix and a capability only where it
+ * differs from the personality's default. While a CM id exists, bound to a
+ * device or not, the load is -EBUSY. */
+void rdmamock_topology_load__malformed_and_busy(void **state)
+{
+	int (*load)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_topology_load");
+	int (*format)(char *, size_t) = (int (*)(char *, size_t))fx_mock_call("rdmamock_topology_format");
+	static const char *const malformed[] = {
+		"n0",                                  /* no '=' */
+		"=mlx5:10.0.0.1",                      /* no name */
+		"a/b=mlx5:10.0.0.1",                   /* a name of letters, digits and _.- only */
+		"n0=mlx4:10.0.0.1",                    /* no such kind */
+		"n0=mlx5+rdma:10.0.0.1",               /* no such capability */
+		"n0=generic+ib:10.0.0.1",              /* rxe runs over Ethernet only */
+		"n0=mlx5:10.0.0.1;n0=generic:10.0.0.2", /* a name twice */
+		"n0=mlx5:10.0.0.1;n1=generic:10.0.0.1", /* an address twice */
+		"n0=mlx5:10.0.0.300",                  /* not an address */
+		"n0=mlx5:10.0.0.1,,10.0.0.2",          /* an empty one */
+		"n0=mlx5:0.0.0.0",                     /* the wildcard */
+		"n0=mlx5:::",
+		"n0=mlx5:10.0.0.1/33",                 /* prefixes */
+		"n0=mlx5:10.0.0.1/",
+		"n0=mlx5:10.0.0.1/8x",
+		"n0=mlx5:fd00::1/129",
+		"n0=mlx5:10.0.0.1;n1=mlx5:10.0.0.2;n1=generic", /* a later device's error */
+	};
+	const char *loaded = "n0=mlx5-udp_sport:10.0.0.1/24,10.0.0.2/32,fd00::1/64;"
+			     "n1=generic+udp_sport:10.0.1.1/32";
+	char name[80], spec[512], before[512], after[512];
+	struct rdma_event_channel *ch;
+	struct sockaddr_storage addr;
+	struct rdma_cm_id *id;
+	int n;
+
+	n = format(before, sizeof before);
+	assert_true(n > 0 && (size_t)n < sizeof before);
+	for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+		if (load(malformed[i]) != -EINVAL)
+			fail_msg("rdmamock_topology_load(\"%s\") is not -EINVAL", malformed[i]);
+	}
+	/* A name as long as a device's may be (IBV_SYSFS_NAME_MAX 64, with
+	 * its terminating byte) is too long. */
+	memset(name, 'n', 64);
+	name[64] = '\0';
+	snprintf(spec, sizeof spec, "%s=mlx5:10.0.0.1", name);
+	assert_int_equal(load(spec), -EINVAL);
+	n = snprintf(spec, sizeof spec, "n0=mlx5:10.0.0.1");
+	for (int i = 2; i <= 17; i++)
+		n += snprintf(spec + n, sizeof spec - (size_t)n, ",10.0.0.%d", i);
+	assert_int_equal(load(spec), -ENOSPC);
+	assert_int_equal(format(after, sizeof after), (int)strlen(before));
+	assert_string_equal(after, before);
+
+	assert_int_equal(load(" n0 = mlx5-udp_sport : 10.0.0.1/24 , 10.0.0.2, fd00::1/64 ;\n"
+			      "n1=generic+udp_sport:10.0.1.1 ;"), 0);
+	assert_int_equal(format(NULL, 0), (int)strlen(loaded));
+	assert_int_equal(format(after, sizeof after), (int)strlen(loaded));
+	assert_string_equal(after, loaded);
+
+	ch = fx_channel();
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	assert_int_equal(load(before), -EBUSY);
+	fx_sockaddr(AF_INET, "10.0.0.1", 0, &addr);
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&addr));
+	assert_int_equal(load(before), -EBUSY);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+	format(after, sizeof after);
+	assert_string_equal(after, loaded);
+	assert_int_equal(load(before), 0);
+}
+
+/* rdmamock_port_set: -ENODEV for a device that is none; a port set to the
+ * state it is in is 0 and no event, as `ip link set up` of a link that is
+ * up changes nothing. */
+void rdmamock_port_set__unknown_or_unchanged(void **state)
+{
+	int (*port_set)(const char *, int) = (int (*)(const char *, int))fx_topology_call("rdmamock_port_set");
+	struct ibv_async_event ev;
+	struct ibv_port_attr pa;
+	struct ibv_context *ctx;
+	const char *name;
+
+	ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	name = ibv_get_device_name(ctx->device);
+	assert_int_equal(port_set("nodev", 0), -ENODEV);
+	assert_int_equal(port_set(NULL, 1), -ENODEV);
+	assert_int_equal(port_set(name, 1), 0);
+	assert_true(fx_async_quiet(ctx, 200));
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(port_set(name, 0), 0);
+	fx_async_expect(ctx, IBV_EVENT_GID_CHANGE, 1000, &ev);
+	ibv_ack_async_event(&ev);
+	fx_async_expect(ctx, IBV_EVENT_PORT_ERR, 1000, &ev);
+	ibv_ack_async_event(&ev);
+	assert_int_equal(port_set(name, 0), 0);
+	assert_true(fx_async_quiet(ctx, 200));
+	FX_VERBS_OK(ibv_query_port(ctx, 1, &pa));
+	assert_int_equal(pa.state, IBV_PORT_DOWN);
+	assert_int_equal(port_set(name, 1), 0);
+	fx_async_expect(ctx, IBV_EVENT_PORT_ACTIVE, 1000, &ev);
+	ibv_ack_async_event(&ev);
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
 /* rdmamock_listening: 0 before rdma_listen, 1 while the id listens, 0 once
  * it is destroyed; -EINVAL for a port space that is none. */
 void rdmamock_listening__follows_the_listener(void **state)
