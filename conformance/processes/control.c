@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -527,6 +528,100 @@ void rdmamock_poll__null_fds(void **state)
 	assert_int_equal(mpoll(NULL, 1, 0), -1);
 	assert_int_equal(errno, EFAULT);
 	assert_int_equal(mpoll(NULL, 0, 1), 0);
+}
+
+/* ---------------------------------------------------------------- the clock */
+
+/* RDMAMOCK_CLOCK is read by the process that makes the fabric: this test's
+ * child makes its private fabric at its first call into the mock, so the
+ * mode set here, before any, is the fabric's. */
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct clock_api {
+	uint64_t (*now)(void);
+	int (*poll)(struct pollfd *, nfds_t, int);
+};
+
+static void clock_api_find(void *arg)
+{
+	struct clock_api *c = arg;
+	const char *(*fabric)(void) = (const char *(*)(void))fx_mock_call("rdmamock_fabric");
+
+	c->now = (uint64_t (*)(void))fx_mock_call("rdmamock_clock_ns");
+	c->poll = (int (*)(struct pollfd *, nfds_t, int))fx_mock_call("rdmamock_poll");
+	fabric(); /* the first call: it makes the fabric, and reads the mode */
+}
+
+/* The clock in `mode`, the mock's lines on stderr while the fabric is made
+ * into *said. */
+static struct clock_api clock_in_mode(const char *mode, char *said, size_t size)
+{
+	struct clock_api c;
+
+	rc_require_mock("the mock's clock");
+	setenv("RDMAMOCK_CLOCK", mode, 1);
+	fx_stderr_of(clock_api_find, &c, said, size);
+	return c;
+}
+
+/* RDMAMOCK_CLOCK=real: the fabric's clock is CLOCK_MONOTONIC, and a sleep
+ * on it (rdmamock_poll with no fds) takes as long as it says, although
+ * nothing else runs on the fabric. */
+void rdmamock_clock_ns__real_mode(void **state)
+{
+	char said[256];
+	struct clock_api c = clock_in_mode("real", said, sizeof said);
+	uint64_t t0, f, t1;
+
+	assert_string_equal(said, "");
+	t0 = monotonic_ns();
+	f = c.now();
+	t1 = monotonic_ns();
+	assert_true(f >= t0 && f <= t1);
+	assert_int_equal(c.poll(NULL, 0, 300), 0);
+	t1 = monotonic_ns();
+	assert_true(t1 - t0 >= 300000000u);
+	f = c.now();
+	assert_true(f >= t1 && f <= monotonic_ns());
+}
+
+/* RDMAMOCK_CLOCK=auto, and a value that is neither mode (one line saying
+ * so, then auto): a 20 s sleep on the fabric's clock, with nothing else on
+ * the fabric, ends in well under that much real time, the fabric's clock
+ * 20 s further. */
+static void clock_jumps(const char *mode, const char *want_said)
+{
+	char said[256];
+	struct clock_api c = clock_in_mode(mode, said, sizeof said);
+	uint64_t t0, f0;
+
+	if (want_said) {
+		if (!strstr(said, want_said))
+			fail_msg("the mock did not say \"%s\": \"%s\"", want_said, said);
+	} else {
+		assert_string_equal(said, "");
+	}
+	t0 = monotonic_ns();
+	f0 = c.now();
+	assert_int_equal(c.poll(NULL, 0, 20000), 0);
+	assert_true(c.now() - f0 >= 20000000000u);
+	assert_true(monotonic_ns() - t0 < 10000000000u);
+}
+
+void rdmamock_clock_ns__auto_mode(void **state)
+{
+	clock_jumps("auto", NULL);
+}
+
+void rdmamock_clock_ns__unknown_mode(void **state)
+{
+	clock_jumps("sideways", "RDMAMOCK_CLOCK=sideways: not auto or real");
 }
 
 /* rdmamock_qp_udp_sport refuses a NULL QP or a NULL result (-EINVAL). */
