@@ -1158,13 +1158,15 @@ static bool fabric_file(const char *name, const char *ext)
 	return access(path, F_OK) == 0;
 }
 
-/* While a process is on a fabric it cannot be removed (-EBUSY); the last
- * process out takes its files, the lock file too; a killed one leaves
- * them, and the call removes them (1: the fabric's file). */
+/* While a process is on a fabric it cannot be removed (-EBUSY), the
+ * caller's own fabric neither; the last process out takes its files, the
+ * lock file too; a killed one leaves them, and the call removes them (1:
+ * the fabric's file). */
 void rdmamock_fabric_remove__live_and_gone(void **state)
 {
 	int (*fabric_remove)(const char *);
-	char name[64], ready;
+	const char *(*fabric)(void);
+	char name[64], ready, longest[65];
 	struct child c;
 
 	/* Nothing here joins a fabric before the children do theirs. */
@@ -1174,6 +1176,11 @@ void rdmamock_fabric_remove__live_and_gone(void **state)
 	assert_int_equal(fabric_remove("private"), -EINVAL);
 	assert_int_equal(fabric_remove(".hidden"), -EINVAL);
 	assert_int_equal(fabric_remove(""), -EINVAL);
+	assert_int_equal(fabric_remove(NULL), -EINVAL);
+	assert_int_equal(fabric_remove("a/b"), -EINVAL);
+	memset(longest, 'f', 64);
+	longest[64] = '\0';
+	assert_int_equal(fabric_remove(longest), -EINVAL); /* 63 at most */
 
 	fflush(NULL);
 	child_start(&c, join_and_wait, name);
@@ -1194,4 +1201,11 @@ void rdmamock_fabric_remove__live_and_gone(void **state)
 	assert_true(fabric_file(name, "fabric") && fabric_file(name, "lock"));
 	assert_int_equal(fabric_remove(name), 1);
 	assert_false(fabric_file(name, "fabric") || fabric_file(name, "lock"));
+
+	/* The fabric this process is on, even as its only process. */
+	setenv("RDMAMOCK_FABRIC", name, 1);
+	fabric = (const char *(*)(void))fx_mock_call("rdmamock_fabric");
+	assert_string_equal(fabric(), name);
+	assert_int_equal(fabric_remove(name), -EBUSY);
+	assert_true(fabric_file(name, "fabric"));
 }
