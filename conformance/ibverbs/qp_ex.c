@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/mlx5dv.h>
@@ -45,13 +46,14 @@ static struct ibv_qp *create_ex(struct fx_qp *q, uint64_t ops)
 	return ibv_create_qp_ex(q->ctx, &init);
 }
 
-/* xqp_create with the operations ops; with more than OPS the QP and the
- * data's region also take remote reads and atomics. */
-static void xqp_create_ops(struct xqp *x, uint64_t ops)
+/* xqp_create on a device of `kind` with the operations ops; with more
+ * than OPS the QP and the data's region also take remote reads and
+ * atomics. */
+static void xqp_create_on(struct xqp *x, enum fx_device_kind kind, uint64_t ops)
 {
 	const int more = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
-	fx_qp_create(&x->q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_create(&x->q, kind, IBV_QPT_RC);
 	FX_VERBS_OK(ibv_destroy_qp(x->q.qp));
 	x->q.qp = create_ex(&x->q, ops);
 	if (!x->q.qp)
@@ -72,6 +74,11 @@ static void xqp_create_ops(struct xqp *x, uint64_t ops)
 					  &(struct ibv_qp_attr){ .qp_access_flags =
 									 IBV_ACCESS_REMOTE_WRITE | more },
 					  IBV_QP_ACCESS_FLAGS));
+}
+
+static void xqp_create_ops(struct xqp *x, uint64_t ops)
+{
+	xqp_create_on(x, FX_DEV_UNDER_TEST, ops);
 }
 
 static void xqp_create(struct xqp *x)
@@ -586,3 +593,129 @@ void ibv_wr_set_ud_addr__ud_send(void **state)
 	FX_VERBS_OK(ibv_destroy_ah(ah));
 	xqp_release(&x);
 }
+
+/* The caps the QP was granted, as ibv_query_qp reports them. */
+static struct ibv_qp_cap granted(struct xqp *x)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	FX_VERBS_OK(ibv_query_qp(x->q.qp, &attr, IBV_QP_CAP, &init));
+	return init.cap;
+}
+
+/* One SEND of `len` bytes from data, signaled with wr_id, in a region of
+ * its own: it must be the next message on the QP, whatever a failed
+ * region before it built. */
+static void send_after_failure(struct xqp *x, uint64_t wr_id, uint32_t len)
+{
+	struct ibv_wc send, recv;
+
+	ibv_wr_start(x->qpx);
+	x->qpx->wr_id = wr_id;
+	x->qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x->qpx);
+	ibv_wr_set_sge(x->qpx, x->data_mr->lkey, (uintptr_t)x->data, len);
+	FX_VERBS_OK(ibv_wr_complete(x->qpx));
+	completions(x, 1, &send, &recv);
+	assert_int_equal(send.wr_id, wr_id);
+	assert_int_equal(recv.byte_len, len);
+}
+
+/* ibv_wr_complete of a region that failed returns want and posts none of
+ * it (the man page: "the entire posting will be aborted"). */
+static void complete_refused(struct xqp *x, int want, const char *what)
+{
+	int ret = ibv_wr_complete(x->qpx);
+
+	if (ret != want)
+		fail_msg("%s: ibv_wr_complete gave %d (%s), not %d (%s)", what, ret, strerror(ret),
+			 want, strerror(want));
+}
+
+/* A region of max_send_wr + 1 SENDs, with the queue empty: the builder
+ * past the queue's room fails the region, mlx5 with ENOMEM
+ * (_common_wqe_init_op: mlx5_wq_overflow), rxe with ENOSPC
+ * (check_qp_queue_full); none of the region is posted, and the next
+ * region's SEND is the first message the receive takes. */
+static void queue_full(enum fx_device_kind kind, int want)
+{
+	struct ibv_qp_cap cap;
+	struct xqp x;
+
+	xqp_create_on(&x, kind, OPS);
+	cap = granted(&x);
+	if (cap.max_send_wr > 1024) {
+		xqp_release(&x);
+		fail_msg("asked for 8 send requests, granted %u", cap.max_send_wr);
+	}
+	post_recv(&x, 1, 1);
+	ibv_wr_start(x.qpx);
+	x.qpx->wr_flags = IBV_SEND_SIGNALED;
+	for (uint32_t i = 0; i <= cap.max_send_wr; i++) {
+		x.qpx->wr_id = 100 + i;
+		ibv_wr_send(x.qpx);
+		ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 1);
+	}
+	complete_refused(&x, want, "max_send_wr + 1 SENDs in one region");
+	send_after_failure(&x, 7, 4);
+	xqp_release(&x);
+}
+
+void ibv_wr_complete__queue_full_mlx5(void **state) { queue_full(FX_DEV_MLX5, ENOMEM); }
+void ibv_wr_complete__queue_full_not_mlx5(void **state) { queue_full(FX_DEV_NOT_MLX5, ENOSPC); }
+
+/* A right SEND, then one whose setter passes the QP's caps: an SGE list
+ * of max_send_sge + 1 entries, or inline data (one buffer, then a list)
+ * of max_inline_data + 1 bytes. The region fails, mlx5 with ENOMEM
+ * (_mlx5_send_wr_set_sge_list, _mlx5_send_wr_set_inline_data), rxe with
+ * ENOSPC (wr_set_sge_list, wr_set_inline_data, wr_set_inline_data_list),
+ * and the right SEND before it is not posted either. */
+static void over_caps(enum fx_device_kind kind, int want)
+{
+	struct ibv_data_buf halves[2];
+	struct ibv_qp_cap cap;
+	struct ibv_sge *sges;
+	struct xqp x;
+	char *inl;
+
+	xqp_create_on(&x, kind, OPS);
+	cap = granted(&x);
+	sges = calloc(cap.max_send_sge + 1u, sizeof *sges);
+	inl = calloc(cap.max_inline_data + 1u, 1);
+	assert_non_null(sges);
+	assert_non_null(inl);
+	for (uint32_t i = 0; i <= cap.max_send_sge; i++)
+		sges[i] = (struct ibv_sge){ (uintptr_t)x.data, 1, x.data_mr->lkey };
+	halves[0] = (struct ibv_data_buf){ inl, cap.max_inline_data / 2 };
+	halves[1] = (struct ibv_data_buf){ inl + halves[0].length,
+					   cap.max_inline_data + 1u - halves[0].length };
+	post_recv(&x, 1, 1);
+	for (int round = 0; round < 3; round++) {
+		ibv_wr_start(x.qpx);
+		x.qpx->wr_id = 10u + (unsigned)round;
+		x.qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(x.qpx);
+		ibv_wr_set_sge(x.qpx, x.data_mr->lkey, (uintptr_t)x.data, 2);
+		ibv_wr_send(x.qpx);
+		if (round == 0) {
+			ibv_wr_set_sge_list(x.qpx, cap.max_send_sge + 1u, sges);
+			complete_refused(&x, want, "max_send_sge + 1 SGEs");
+			continue;
+		}
+		x.qpx->wr_flags |= IBV_SEND_INLINE;
+		if (round == 1)
+			ibv_wr_set_inline_data(x.qpx, inl, cap.max_inline_data + 1u);
+		else
+			ibv_wr_set_inline_data_list(x.qpx, 2, halves);
+		complete_refused(&x, want, round == 1 ? "inline data of max_inline_data + 1 bytes"
+						      : "an inline list of max_inline_data + 1 bytes");
+	}
+	send_after_failure(&x, 7, 4);
+	free(inl);
+	free(sges);
+	xqp_release(&x);
+}
+
+void ibv_wr_complete__over_caps_mlx5(void **state) { over_caps(FX_DEV_MLX5, ENOMEM); }
+void ibv_wr_complete__over_caps_not_mlx5(void **state) { over_caps(FX_DEV_NOT_MLX5, ENOSPC); }

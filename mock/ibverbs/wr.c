@@ -5,9 +5,13 @@
  * operation call opens a work request, the setters fill it in, and
  * complete posts them all, in order, as ibv_post_send would; abort drops
  * them. Inline data is copied when it is set, as the providers copy it
- * into the WQE. An operation the QP was not created for, or a batch that
- * would overflow the send queue, fails ibv_wr_complete and posts nothing,
- * as mlx5 does.
+ * into the WQE. An operation the QP was not created for fails
+ * ibv_wr_complete and posts nothing. A builder past the send queue's
+ * room, or a setter past the QP's max_send_sge or max_inline_data, fails
+ * it too, as both providers check at the call: ENOMEM on mlx5
+ * (mlx5_wq_overflow, _mlx5_send_wr_set_sge_list,
+ * _mlx5_send_wr_set_inline_data), ENOSPC on rxe (check_qp_queue_full,
+ * wr_set_sge_list, wr_set_inline_data[_list]).
  *
  * mlx5dv_qp_ex_from_ibv_qp_ex gives the mlx5 builders: a DCI's
  * mlx5dv_wr_set_dc_addr names each request's DCT. The rest (memory keys,
@@ -63,6 +67,20 @@ static struct mock_qp *building(struct ibv_qp_ex *qpx, const char *call)
 	return mqp;
 }
 
+/* The batch fails with err, unless it failed already: complete returns
+ * the first error. */
+static void batch_fail(struct send_batch *b, int err)
+{
+	if (!b->err)
+		b->err = err;
+}
+
+/* What a QP's provider says of a request past its queue or its caps. */
+static int over_caps_err(const struct mock_qp *mqp)
+{
+	return mqp->personality == RDMAMOCK_MLX5 ? ENOMEM : ENOSPC;
+}
+
 /* A new work request of `opcode`, if the QP was created for it. */
 static struct ibv_send_wr *open_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 				   uint64_t ops_flag, const char *call)
@@ -72,8 +90,11 @@ static struct ibv_send_wr *open_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opc
 	struct pending *p;
 
 	if (!(mqp->send_ops_flags & ops_flag)) {
-		if (!b->err)
-			b->err = EINVAL;
+		batch_fail(b, EINVAL);
+		return NULL;
+	}
+	if (mqp->sq_posted - mqp->sq_freed + b->n >= mqp->cap.max_send_wr) {
+		batch_fail(b, over_caps_err(mqp));
 		return NULL;
 	}
 	if (b->n == b->cap) {
@@ -81,8 +102,7 @@ static struct ibv_send_wr *open_wr(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opc
 		struct pending *more = realloc(b->wrs, cap * sizeof *more);
 
 		if (!more) {
-			if (!b->err)
-				b->err = ENOMEM;
+			batch_fail(b, ENOMEM);
 			return NULL;
 		}
 		b->wrs = more;
@@ -194,15 +214,20 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 
 static void set_sges(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list, const char *call)
 {
+	struct mock_qp *mqp = building(qpx, call);
 	struct pending *p = last(qpx, call);
 
 	if (!p)
 		return;
+	if (n > mqp->cap.max_send_sge) {
+		batch_fail(mqp->batch, over_caps_err(mqp));
+		return;
+	}
 	MOCK_REQUIRE(list || !n, call, "sg_list is NULL with %zu entries (upstream reads it)", n);
 	free(p->sge);
 	p->sge = n ? malloc(n * sizeof *list) : NULL;
 	if (n && !p->sge) {
-		building(qpx, call)->batch->err = ENOMEM;
+		mqp->batch->err = ENOMEM;
 		return;
 	}
 	if (n)
@@ -226,6 +251,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sg
 static void set_inline(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs,
 		       const char *call)
 {
+	struct mock_qp *mqp = building(qpx, call);
 	struct pending *p = last(qpx, call);
 	size_t total = 0;
 	char *out;
@@ -235,12 +261,16 @@ static void set_inline(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_bu
 	MOCK_REQUIRE(bufs || !n, call, "buf_list is NULL with %zu entries (upstream reads it)", n);
 	for (size_t i = 0; i < n; i++)
 		total += bufs[i].length;
+	if (total > mqp->cap.max_inline_data) {
+		batch_fail(mqp->batch, over_caps_err(mqp));
+		return;
+	}
 	free(p->inline_data);
 	p->inline_data = out = malloc(total ? total : 1);
 	free(p->sge);
 	p->sge = calloc(1, sizeof *p->sge);
 	if (!out || !p->sge) {
-		building(qpx, call)->batch->err = ENOMEM;
+		mqp->batch->err = ENOMEM;
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -282,9 +312,6 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	int err = b->err;
 
 	verbs_lock_take();
-	if (!err && mqp->state == IBV_QPS_RTS &&
-	    mqp->sq_posted - mqp->sq_freed + b->n > mqp->cap.max_send_wr)
-		err = ENOMEM;
 	for (size_t i = 0; !err && i < b->n; i++) {
 		mqp->raw_ah = b->wrs[i].has_dc ? &b->wrs[i].dc : NULL;
 		err = verbs_post_one_send(mqp, &b->wrs[i].wr);
@@ -344,10 +371,7 @@ static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint1
 
 static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, const void *data)
 {
-	struct send_batch *b = building(qpx, "ibv_wr_atomic_write")->batch;
-
-	if (!b->err)
-		b->err = EINVAL;
+	batch_fail(building(qpx, "ibv_wr_atomic_write")->batch, EINVAL);
 }
 
 /* ---------------------------------------------------------------- mlx5dv_qp_ex */
