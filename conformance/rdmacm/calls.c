@@ -260,6 +260,96 @@ void ibv_req_notify_cq__completion_not_polled(void **state)
 	fx_qp_release(&q);
 }
 
+/* A QP of q's PD on cq, in INIT with one receive posted: moved to ERR,
+ * it flushes the receive into cq. */
+static struct ibv_qp *receiving_qp(struct fx_qp *q, struct ibv_cq *cq, uint64_t wr_id)
+{
+	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+					 .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						  .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_sge sge = { (uintptr_t)q->buf, 8, q->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct fx_qp self = { .ctx = q->ctx, .pd = q->pd, .cq = cq, .qp = ibv_create_qp(q->pd, &init) };
+
+	if (!self.qp)
+		fail_msg("ibv_create_qp: %s", strerror(errno));
+	fx_qp_to(&self, IBV_QPS_INIT);
+	FX_VERBS_OK(ibv_post_recv(self.qp, &rwr, &bad));
+	return self.qp;
+}
+
+static void to_err(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+
+	FX_VERBS_OK(ibv_modify_qp(qp, &err, IBV_QP_STATE));
+}
+
+/* The man page's non-blocking mode: with the channel's fd O_NONBLOCK and
+ * no event on it, ibv_get_cq_event returns -1 at once with errno EAGAIN
+ * (libibverbs reads the fd). Two CQs on the channel, each armed and each
+ * with a completion: destroying one whose event was never read drops
+ * that event (the kernel's ib_uverbs_release_ucq frees the CQ's queued
+ * events, and ibv_destroy_cq waits only for events that were read), so
+ * the channel then holds the other CQ's event alone. */
+static void channel_events(void **state)
+{
+	struct ibv_cq *a, *b, *got = NULL;
+	struct ibv_qp *qa, *qb;
+	struct ibv_comp_channel *ch;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+	void *got_ctx = NULL;
+	struct fx_qp q;
+	int flags;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	ch = ibv_create_comp_channel(q.ctx);
+	assert_non_null(ch);
+	flags = fcntl(ch->fd, F_GETFL);
+	assert_true(flags >= 0);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK), 0);
+	a = ibv_create_cq(q.ctx, 4, &a, ch, 0);
+	b = ibv_create_cq(q.ctx, 4, &b, ch, 0);
+	assert_non_null(a);
+	assert_non_null(b);
+	FX_VERBS_OK(ibv_req_notify_cq(a, 0));
+	FX_VERBS_OK(ibv_req_notify_cq(b, 0));
+	errno = 0;
+	assert_int_equal(ibv_get_cq_event(ch, &got, &got_ctx), -1);
+	assert_int_equal(errno, EAGAIN);
+
+	/* A's event first (the fd readable: only A's can be there), then B's. */
+	qa = receiving_qp(&q, a, 1);
+	qb = receiving_qp(&q, b, 2);
+	to_err(qa);
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	to_err(qb);
+	fx_poll_one(b, &wc);
+	assert_int_equal(wc.wr_id, 2);
+	FX_VERBS_OK(ibv_destroy_qp(qa));
+	FX_VERBS_OK(ibv_destroy_cq(a));
+
+	/* B's event, waited for (it may trail B's completion by a moment). */
+	assert_int_equal(fcntl(ch->fd, F_SETFL, flags), 0);
+	FX_VERBS_OK(ibv_get_cq_event(ch, &got, &got_ctx));
+	assert_ptr_equal(got, b);
+	assert_ptr_equal(got_ctx, &b);
+	ibv_ack_cq_events(b, 1);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK), 0);
+	errno = 0;
+	assert_int_equal(ibv_get_cq_event(ch, &got, &got_ctx), -1);
+	assert_int_equal(errno, EAGAIN);
+	FX_VERBS_OK(ibv_destroy_qp(qb));
+	FX_VERBS_OK(ibv_destroy_cq(b));
+	FX_VERBS_OK(ibv_destroy_comp_channel(ch));
+	fx_qp_release(&q);
+}
+
+void ibv_get_cq_event__nonblocking_empty(void **state) { channel_events(state); }
+void ibv_destroy_cq__drops_its_unread_events(void **state) { channel_events(state); }
+
 /* ---------------------------------------------------------------- memory */
 
 /* ibv_reg_mr fills the MR as registered; remote write or atomic access
