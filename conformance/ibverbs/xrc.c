@@ -9,7 +9,9 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/rdma_verbs.h>
 
@@ -127,6 +129,61 @@ void ibv_create_srq_ex__xrc_without_xrcd(void **state)
 	assert_int_equal(errno, EINVAL);
 	FX_VERBS_OK(ibv_destroy_cq(cq));
 	FX_VERBS_OK(ibv_dealloc_pd(pd));
+	FX_VERBS_OK(ibv_close_device(ctx));
+}
+
+/* ibv_open_xrcd of fd with oflags: the domain, or NULL with errno. */
+static struct ibv_xrcd *open_xrcd_file(struct ibv_context *ctx, int fd, int oflags)
+{
+	struct ibv_xrcd_init_attr attr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = fd,
+		.oflags = oflags,
+	};
+
+	errno = 0;
+	return ibv_open_xrcd(ctx, &attr);
+}
+
+/* A domain tied to a file's inode (ib_uverbs_open_xrcd): made with
+ * O_CREAT, opened again without it while it lives, refused with
+ * O_CREAT | O_EXCL (EINVAL); a file no domain is tied to, without
+ * O_CREAT, is EINVAL; an fd that is not open is EBADF. Once every open
+ * of it is closed the domain is gone: the file's next open without
+ * O_CREAT is EINVAL again. */
+void ibv_open_xrcd__file(void **state)
+{
+	struct ibv_context *ctx = open_xrc_device();
+	char path[] = "/tmp/rdmacheck-xrcd-XXXXXX", other[] = "/tmp/rdmacheck-xrcd-XXXXXX";
+	int fd = mkstemp(path), fd2 = mkstemp(other), closed;
+	struct ibv_xrcd *first, *again;
+
+	assert_true(fd >= 0 && fd2 >= 0);
+	unlink(path);
+	unlink(other);
+	closed = dup(fd);
+	assert_true(closed >= 0);
+	close(closed);
+
+	first = open_xrcd_file(ctx, fd, O_CREAT);
+	if (!first)
+		fail_msg("ibv_open_xrcd(a file, O_CREAT): %s", strerror(errno));
+	assert_null(open_xrcd_file(ctx, fd, O_CREAT | O_EXCL));
+	assert_int_equal(errno, EINVAL);
+	again = open_xrcd_file(ctx, fd, 0);
+	if (!again)
+		fail_msg("ibv_open_xrcd(the same file, no flags): %s", strerror(errno));
+	assert_null(open_xrcd_file(ctx, fd2, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(open_xrcd_file(ctx, closed, O_CREAT));
+	assert_int_equal(errno, EBADF);
+
+	FX_VERBS_OK(ibv_close_xrcd(again));
+	FX_VERBS_OK(ibv_close_xrcd(first));
+	assert_null(open_xrcd_file(ctx, fd, 0));
+	assert_int_equal(errno, EINVAL);
+	close(fd);
+	close(fd2);
 	FX_VERBS_OK(ibv_close_device(ctx));
 }
 
