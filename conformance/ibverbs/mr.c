@@ -3,6 +3,7 @@
  * and ibv_rereg_mr(): the input checks libibverbs makes before asking the
  * provider, and changing an MR's access and translation. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -64,12 +65,13 @@ void ibv_rereg_mr__input_errors(void **state)
 
 /* 0, or the test skips when the provider has no rereg_mr: libibverbs'
  * fallback fails the command with EOPNOTSUPP (rxe). */
-static void rereg(struct ibv_mr *mr, int flags, void *addr, size_t length, int access)
+static void rereg(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		  int access)
 {
 	int ret;
 
 	errno = 0;
-	ret = ibv_rereg_mr(mr, flags, NULL, addr, length, access);
+	ret = ibv_rereg_mr(mr, flags, pd, addr, length, access);
 	if (ret == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP)
 		RC_SKIP("capability: rereg-mr (%s: ibv_rereg_mr gives IBV_REREG_MR_ERR_CMD, EOPNOTSUPP)",
 			ibv_get_device_name(mr->context->device));
@@ -86,7 +88,7 @@ void ibv_rereg_mr__change_access(void **state)
 	struct fx_qp q;
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	rereg(q.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+	rereg(q.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 	      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	memcpy(q.buf, "writable", 8);
@@ -107,12 +109,43 @@ void ibv_rereg_mr__change_translation(void **state)
 	struct fx_qp q;
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	rereg(q.mr, IBV_REREG_MR_CHANGE_TRANSLATION, moved, sizeof moved, 0);
+	rereg(q.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, moved, sizeof moved, 0);
 	assert_ptr_equal(q.mr->addr, moved);
 	assert_int_equal(q.mr->length, sizeof moved);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	memcpy(moved, "moved!!!", 8);
 	send_to_self(&q, q.mr, moved, moved + 32);
+	fx_qp_release(&q);
+}
+
+/* Moved to another PD of its context: 0, mr->pd follows, and the MR now
+ * holds that PD (ibv_dealloc_pd of it is EBUSY, the kernel's use count)
+ * until it is moved back; then the PD goes. */
+void ibv_rereg_mr__change_pd(void **state)
+{
+	struct ibv_pd *other;
+	struct fx_qp q;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	other = ibv_alloc_pd(q.ctx);
+	if (!other)
+		fail_msg("ibv_alloc_pd: %s", strerror(errno));
+	errno = 0;
+	if (ibv_rereg_mr(q.mr, IBV_REREG_MR_CHANGE_PD, other, NULL, 0, 0) == IBV_REREG_MR_ERR_CMD &&
+	    errno == EOPNOTSUPP) {
+		char name[IBV_SYSFS_NAME_MAX];
+
+		snprintf(name, sizeof name, "%s", ibv_get_device_name(q.ctx->device));
+		FX_VERBS_OK(ibv_dealloc_pd(other));
+		fx_qp_release(&q);
+		RC_SKIP("capability: rereg-mr (%s: ibv_rereg_mr gives IBV_REREG_MR_ERR_CMD, EOPNOTSUPP)",
+			name);
+	}
+	assert_ptr_equal(q.mr->pd, other);
+	RC_ASSERT_ERRNO("ibv_dealloc_pd", ibv_dealloc_pd(other), EBUSY);
+	rereg(q.mr, IBV_REREG_MR_CHANGE_PD, q.pd, NULL, 0, 0);
+	assert_ptr_equal(q.mr->pd, q.pd);
+	FX_VERBS_OK(ibv_dealloc_pd(other));
 	fx_qp_release(&q);
 }
 
