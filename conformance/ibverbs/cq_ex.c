@@ -26,14 +26,14 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *ctx, uint64_t wc_flags
 
 /* fx_qp_create's QP swapped for one whose receives complete on an
  * extended CQ (*cqx); its sends still complete on q->cq. */
-static void qp_on_cq_ex(struct fx_qp *q, struct ibv_cq_ex **cqx)
+static void qp_of_kind_on_cq_ex(struct fx_qp *q, enum fx_device_kind kind, struct ibv_cq_ex **cqx)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 
-	fx_qp_create(q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_qp_create(q, kind, IBV_QPT_RC);
 	*cqx = create_cq_ex(q->ctx, WC_FLAGS);
 	FX_VERBS_OK(ibv_destroy_qp(q->qp));
 	init.send_cq = q->cq;
@@ -42,6 +42,11 @@ static void qp_on_cq_ex(struct fx_qp *q, struct ibv_cq_ex **cqx)
 	if (!q->qp)
 		fail_msg("ibv_create_qp(RC, receives on an extended CQ): %s", strerror(errno));
 	fx_qp_to(q, IBV_QPS_RTS);
+}
+
+static void qp_on_cq_ex(struct fx_qp *q, struct ibv_cq_ex **cqx)
+{
+	qp_of_kind_on_cq_ex(q, FX_DEV_UNDER_TEST, cqx);
 }
 
 static void release_with_cq_ex(struct fx_qp *q, struct ibv_cq_ex *cqx)
@@ -126,6 +131,37 @@ void ibv_start_poll__empty(void **state)
 	FX_VERBS_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
 	FX_VERBS_OK(ibv_close_device(ctx));
 }
+
+/* ibv_start_poll with a comp_mask bit set, a completion waiting: mlx5
+ * refuses it (mlx5_start_poll: EINVAL) and the completion stays for the
+ * next start; rxe's cq_start_poll never reads attr: 0 and the completion. */
+static void start_poll_comp_mask(enum fx_device_kind kind, bool refused)
+{
+	struct ibv_poll_cq_attr odd = { .comp_mask = 1 };
+	struct ibv_cq_ex *cq;
+	struct fx_qp q;
+	int ret = ENOENT;
+
+	qp_of_kind_on_cq_ex(&q, kind, &cq);
+	send_to_self(&q, 1);
+	for (int waited_ms = 0; ret == ENOENT && waited_ms < 5000; waited_ms++) {
+		ret = ibv_start_poll(cq, &odd);
+		if (ret == ENOENT)
+			poll(NULL, 0, 1);
+	}
+	if (refused) {
+		assert_int_equal(ret, EINVAL);
+		assert_int_equal(start_poll_wait(cq), 0);
+	} else {
+		assert_int_equal(ret, 0);
+	}
+	check_recv(cq, &q, 1);
+	ibv_end_poll(cq);
+	release_with_cq_ex(&q, cq);
+}
+
+void ibv_start_poll__comp_mask_mlx5(void **state) { start_poll_comp_mask(FX_DEV_MLX5, true); }
+void ibv_start_poll__comp_mask_not_mlx5(void **state) { start_poll_comp_mask(FX_DEV_NOT_MLX5, false); }
 
 void ibv_start_poll__reads_fields(void **state)
 {
