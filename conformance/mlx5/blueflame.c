@@ -9,11 +9,18 @@
  * instruction. The register is write-combining memory on a ConnectX: any
  * store reaches it, and the program goes on with its registers as they
  * were. The stores are written in assembly, so that each is the form
- * named whatever the compiler's options; x86-64 only, mlx5-only. */
+ * named whatever the compiler's options; x86-64 only, mlx5-only.
+ * Neither libibverbs nor libmlx5 installs a signal handler: a program's
+ * own handlers, and the default actions it leaves, work after
+ * mlx5dv_init_obj as before. */
 #include <endian.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "raw.h"
 
@@ -321,12 +328,191 @@ void mlx5dv_init_obj__bf_store_forms(void **state)
 	raw_close(&r);
 }
 
+/* ---------------------------------------------------------------- the program's signals */
+
+static volatile sig_atomic_t segv_seen, trap_seen;
+static void *volatile segv_addr;
+static char *own_page; /* a page of the program's own, no access */
+
+/* A program's fault handler (UCX's error reports install one): it
+ * records the fault and opens the page, and the store goes on. */
+static void program_on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	segv_seen++;
+	segv_addr = si->si_addr;
+	if (si->si_code == SEGV_ACCERR && own_page)
+		mprotect(own_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+static void program_on_trap(int sig)
+{
+	(void)sig;
+	trap_seen++;
+}
+
+static void install_program_handlers(void)
+{
+	struct sigaction segv = { .sa_sigaction = program_on_segv, .sa_flags = SA_SIGINFO };
+	struct sigaction trap = { .sa_handler = program_on_trap };
+
+	sigemptyset(&segv.sa_mask);
+	sigemptyset(&trap.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &segv, NULL), 0);
+	assert_int_equal(sigaction(SIGTRAP, &trap, NULL), 0);
+}
+
+/* A store to the program's own page, its handler called once with the
+ * page's address; a SIGTRAP it raises, its handler called once; then a
+ * WRITE rung for through the register still runs. */
+static void own_signals_then_ring(struct raw *r, int step)
+{
+	uint16_t index;
+
+	segv_seen = trap_seen = 0;
+	segv_addr = NULL;
+	assert_int_equal(mprotect(own_page, 4096, PROT_NONE), 0);
+	*(volatile uint64_t *)(own_page + 8) = 0x600d;
+	assert_int_equal(segv_seen, 1);
+	if (segv_addr != own_page + 8)
+		fail_msg("step %d: the program's handler got %p, not its page's %p", step, segv_addr,
+			 (void *)(own_page + 8));
+	assert_true(*(volatile uint64_t *)(own_page + 8) == 0x600d);
+	assert_int_equal(raise(SIGTRAP), 0);
+	assert_int_equal(trap_seen, 1);
+	index = put_inline_write(r, &step, sizeof step, 16);
+	ring_with(r, &forms[0], index);
+	raw_req(r, MLX5_OPCODE_RDMA_WRITE, index);
+	assert_memory_equal(&r->buf[16], &step, sizeof step);
+	assert_int_equal(segv_seen, 1);
+	assert_int_equal(trap_seen, 1);
+}
+
+/* A program's SIGSEGV (with SA_SIGINFO) and SIGTRAP handlers, put in
+ * place before the device is opened (as UCX does at its start), get the
+ * program's own fault and trap after mlx5dv_init_obj; put in place after
+ * it, they get them after the next mlx5dv_init_obj (a QP handed over
+ * again, as a program does for each QP it makes). Doorbells ring
+ * throughout. */
+void mlx5dv_init_obj__program_signal_handlers(void **state)
+{
+	struct mlx5dv_obj obj;
+	struct mlx5dv_qp again;
+	struct raw r;
+
+	own_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(own_page != MAP_FAILED);
+	install_program_handlers();
+	raw_open(&r);
+	if (!r.qp.bf.size) {
+		raw_close(&r);
+		RC_SKIP("no BlueFlame (bf.size 0): MLX5_SHUT_UP_BF is set");
+	}
+	own_signals_then_ring(&r, 1);
+	install_program_handlers();
+	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &again } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+	assert_ptr_equal(again.bf.reg, r.qp.bf.reg);
+	own_signals_then_ring(&r, 2);
+	raw_close(&r);
+	munmap(own_page, 4096);
+	own_page = NULL;
+}
+
+/* The children of mlx5dv_init_obj__default_signal_actions, each after
+ * its parent's doorbell, with the dispositions the runner gives a child
+ * (SIGSEGV's default) or one of their own: each hands the parent's QP
+ * over again first, as a program does for each QP it makes (on the mock
+ * that puts its doorbell's handler back over the disposition), then
+ * raises SIGTRAP, is sent SIGSEGV, or faults with SIGSEGV ignored. */
+static struct ibv_qp *child_qp;
+
+static void child_hand_over(void)
+{
+	struct mlx5dv_qp dv;
+	struct mlx5dv_obj obj = { .qp = { .in = child_qp, .out = &dv } };
+
+	if (mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP)) {
+		fprintf(stderr, "mlx5dv_init_obj failed\n");
+		_exit(99);
+	}
+}
+
+static void child_raises_sigtrap(void *arg)
+{
+	(void)arg;
+	child_hand_over();
+	raise(SIGTRAP);
+	fprintf(stderr, "went on past raise(SIGTRAP)\n");
+}
+
+static void child_sent_sigsegv(void *arg)
+{
+	(void)arg;
+	child_hand_over();
+	kill(getpid(), SIGSEGV);
+	fprintf(stderr, "went on past kill(SIGSEGV)\n");
+}
+
+static void child_faults_ignoring_sigsegv(void *arg)
+{
+	char *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	if (page == MAP_FAILED)
+		_exit(98);
+	signal(SIGSEGV, SIG_IGN);
+	child_hand_over();
+	*(volatile char *)page = 1;
+	fprintf(stderr, "went on past a fault\n");
+}
+
+static void expect_killed(void (*fn)(void *), int sig, const char *what)
+{
+	struct rc_crash end;
+
+	rc_run_child(fn, NULL, &end);
+	if (end.signal != sig)
+		fail_msg("%s: the child ended with signal %d, exit code %d, not signal %d; stderr: %s",
+			 what, end.signal, end.exit_code, sig, end.stderr_text);
+}
+
+/* signal(7): a signal's default action ends the process (SIGTRAP,
+ * SIGSEGV: with a core), and a fault's SIGSEGV that the program ignores
+ * ends it too (the kernel's force_sig_fault resets it to the default);
+ * mlx5dv_init_obj changes none of that. */
+void mlx5dv_init_obj__default_signal_actions(void **state)
+{
+	struct raw r;
+
+	raw_open(&r);
+	raw_rdma(&r, MLX5_OPCODE_RDMA_WRITE, 16, 0, 0, 0);
+	child_qp = r.q.qp;
+	expect_killed(child_raises_sigtrap, SIGTRAP, "raise(SIGTRAP)");
+	expect_killed(child_sent_sigsegv, SIGSEGV, "kill(SIGSEGV)");
+	expect_killed(child_faults_ignoring_sigsegv, SIGSEGV, "a fault with SIGSEGV ignored");
+	raw_close(&r);
+}
+
 #else
 
 void mlx5dv_init_obj__bf_store_forms(void **state)
 {
 	(void)state;
 	RC_SKIP("x86-64 only: the stores are x86-64 instructions");
+}
+
+void mlx5dv_init_obj__program_signal_handlers(void **state)
+{
+	(void)state;
+	RC_SKIP("x86-64 only: the suite's BlueFlame stores are x86-64 instructions");
+}
+
+void mlx5dv_init_obj__default_signal_actions(void **state)
+{
+	(void)state;
+	RC_SKIP("x86-64 only: the suite's BlueFlame stores are x86-64 instructions");
 }
 
 #endif

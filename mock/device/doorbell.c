@@ -236,21 +236,31 @@ static void xsave_setup(void)
 	use_xsave = 1;
 }
 
+/* What the program's disposition does with a signal that is not a
+ * doorbell's, as if the mock's handler were not there. */
 static void pass_on(struct sigaction *prev, int sig, siginfo_t *si, void *ctx)
 {
-	if (prev->sa_flags & SA_SIGINFO) {
-		if (prev->sa_sigaction)
-			prev->sa_sigaction(sig, si, ctx);
+	void (*handler)(int) = prev->sa_handler; /* SA_SIGINFO's shares it */
+	/* The kernel's own (a fault, a trap: si_code > 0) it delivers even
+	 * when ignored, reset to the default (force_sig_fault); one sent by
+	 * kill or raise (si_code <= 0) it drops when ignored. */
+	bool forced = si->si_code > 0;
+
+	if (handler == SIG_IGN && !forced)
 		return;
-	}
-	if (prev->sa_handler == SIG_IGN)
-		return;
-	if (prev->sa_handler == SIG_DFL) {
-		/* Die of it as the program would have. */
+	if (handler == SIG_IGN || handler == SIG_DFL) {
+		/* Die of it as the program would have: a fault repeats when
+		 * the handler returns, now fatal; a trap or a sent signal
+		 * does not, so it is sent again. */
 		signal(sig, SIG_DFL);
-		return; /* the fault repeats, now fatal */
+		if (!(sig == SIGSEGV && forced))
+			raise(sig);
+		return;
 	}
-	prev->sa_handler(sig);
+	if (prev->sa_flags & SA_SIGINFO)
+		prev->sa_sigaction(sig, si, ctx);
+	else
+		handler(sig);
 }
 
 /* Whether a store is past the start of a BlueFlame buffer: the rest of
@@ -270,7 +280,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	unsigned len;
 	int saved = errno;
 
-	if (!on_page(si->si_addr)) {
+	if (si->si_code <= 0 || !on_page(si->si_addr)) { /* sent, or not the register's */
 		pass_on(&prev_segv, sig, si, ctx);
 		return;
 	}
