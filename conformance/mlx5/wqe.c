@@ -587,6 +587,132 @@ void mlx5dv_init_obj__post_send_wqes(void **state)
 	raw_close(&r);
 }
 
+/* The control segment of the WQE at block index: its opcode, index and
+ * ds (upstream's mlx5_post_send), and its immediate. */
+static struct mlx5_wqe_ctrl_seg *ctrl_of(struct raw *r, uint32_t index, uint8_t opcode, unsigned ds)
+{
+	struct mlx5_wqe_ctrl_seg *ctrl =
+		(void *)((char *)r->qp.sq.buf + (size_t)(index & (r->qp.sq.wqe_cnt - 1)) * 64);
+
+	assert_int_equal(be32toh(ctrl->opmod_idx_opcode), index << 8 | opcode);
+	assert_int_equal(be32toh(ctrl->qpn_ds), r->q.qp->qp_num << 8 | ds);
+	return ctrl;
+}
+
+/* ibv_post_send of the other opcodes, each in the WQE the provider writes
+ * and completed as the provider reports it: an RDMA WRITE with immediate
+ * (MLX5_OPCODE_RDMA_WRITE_IMM, the immediate in the control segment; the
+ * requester's completion IBV_WC_RDMA_WRITE with IBV_WC_WITH_IMM, the
+ * responder's IBV_WC_RECV_RDMA_WITH_IMM), a SEND with immediate (SEND_IMM;
+ * IBV_WC_SEND with IBV_WC_WITH_IMM), an RDMA READ (RDMA_READ, remote
+ * address and data segment; IBV_WC_RDMA_READ of its length) and a
+ * fetch-and-add (ATOMIC_FA, the value to add in swap_add; IBV_WC_FETCH_ADD
+ * of 8 bytes). */
+void mlx5dv_init_obj__post_send_opcodes(void **state)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 1,
+				  .max_recv_sge = 1 };
+	struct ibv_sge sge, rsge[2];
+	struct ibv_send_wr wr[4], *bad;
+	struct ibv_recv_wr rwr[2], *rbad;
+	struct mlx5_wqe_ctrl_seg *ctrl;
+	struct mlx5_wqe_raddr_seg *ra;
+	struct ibv_wc wc[6];
+	unsigned seen = 0;
+	struct raw r;
+
+	raw_open_with(&r, &cap, false);
+	for (int i = 0; i < 2; i++) {
+		rsge[i] = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[48 + 8 * i], .length = 16,
+					    .lkey = r.mr->lkey };
+		rwr[i] = (struct ibv_recv_wr){ .wr_id = 10 + (uint64_t)i, .sg_list = &rsge[i],
+					       .num_sge = 1, .next = i ? NULL : &rwr[1] };
+	}
+	FX_VERBS_OK(ibv_post_recv(r.q.qp, rwr, &rbad));
+	r.buf[0] = 0xa1;
+	r.buf[8] = 0xb2;
+	r.buf[32] = 40;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[0], .length = 8, .lkey = r.mr->lkey };
+	wr[0] = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				      .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				      .imm_data = htobe32(0x1111),
+				      .wr.rdma = { .remote_addr = (uintptr_t)&r.buf[16], .rkey = r.mr->rkey } };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr[0], &bad));
+	ctrl = ctrl_of(&r, 0, MLX5_OPCODE_RDMA_WRITE_IMM, 3);
+	assert_int_equal(be32toh(ctrl->imm), 0x1111);
+	ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
+	assert_true(be64toh(ra->raddr) == (uintptr_t)&r.buf[16]);
+
+	wr[1] = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				      .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				      .imm_data = htobe32(0x2222) };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr[1], &bad));
+	ctrl = ctrl_of(&r, 1, MLX5_OPCODE_SEND_IMM, 2);
+	assert_int_equal(be32toh(ctrl->imm), 0x2222);
+
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[24], .length = 8, .lkey = r.mr->lkey };
+	wr[2] = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+				      .send_flags = IBV_SEND_SIGNALED,
+				      .wr.rdma = { .remote_addr = (uintptr_t)&r.buf[8], .rkey = r.mr->rkey } };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr[2], &bad));
+	ctrl = ctrl_of(&r, 2, MLX5_OPCODE_RDMA_READ, 3);
+	ra = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
+	assert_true(be64toh(ra->raddr) == (uintptr_t)&r.buf[8]);
+	assert_int_equal(be32toh(ra->rkey), r.mr->rkey);
+
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[40], .length = 8, .lkey = r.mr->lkey };
+	wr[3] = (struct ibv_send_wr){ .wr_id = 4, .sg_list = &sge, .num_sge = 1,
+				      .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .send_flags = IBV_SEND_SIGNALED,
+				      .wr.atomic = { .remote_addr = (uintptr_t)&r.buf[32], .rkey = r.mr->rkey,
+						     .compare_add = 2 } };
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr[3], &bad));
+	ctrl = ctrl_of(&r, 3, MLX5_OPCODE_ATOMIC_FA, 4);
+	assert_true(be64toh(((struct mlx5_wqe_atomic_seg *)((struct mlx5_wqe_raddr_seg *)(ctrl + 1) + 1))
+				    ->swap_add) == 2);
+	assert_int_equal(be32toh(r.qp.dbrec[MLX5_SND_DBR]), 4);
+
+	poll_n(&r, wc, 6);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		seen |= 1u << wc[i].wr_id;
+		switch (wc[i].wr_id) {
+		case 1:
+			assert_int_equal(wc[i].opcode, IBV_WC_RDMA_WRITE);
+			assert_true(wc[i].wc_flags & IBV_WC_WITH_IMM);
+			break;
+		case 2:
+			assert_int_equal(wc[i].opcode, IBV_WC_SEND);
+			assert_true(wc[i].wc_flags & IBV_WC_WITH_IMM);
+			break;
+		case 3:
+			assert_int_equal(wc[i].opcode, IBV_WC_RDMA_READ);
+			assert_int_equal(wc[i].byte_len, 8);
+			break;
+		case 4:
+			assert_int_equal(wc[i].opcode, IBV_WC_FETCH_ADD);
+			assert_int_equal(wc[i].byte_len, 8);
+			break;
+		default: /* the receives, in order: the WRITE's, then the SEND's */
+			assert_true(wc[i].wc_flags & IBV_WC_WITH_IMM);
+			if (wc[i].wr_id == 10) {
+				assert_int_equal(wc[i].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+				assert_int_equal(be32toh(wc[i].imm_data), 0x1111);
+			} else {
+				assert_int_equal(wc[i].opcode, IBV_WC_RECV);
+				assert_int_equal(be32toh(wc[i].imm_data), 0x2222);
+				assert_int_equal(wc[i].byte_len, 8);
+			}
+		}
+	}
+	assert_int_equal(seen, 0xc1e);
+	assert_true(r.buf[16] == 0xa1);
+	assert_true(r.buf[48 + 8] == 0xa1);
+	assert_true(r.buf[24] == 0xb2);
+	assert_true(r.buf[32] == 42);
+	assert_true(r.buf[40] == 40 || be64toh(r.buf[40]) == 40);
+	raw_close(&r);
+}
+
 /* ibv_resize_cq of a CQ whose ring the program has: mlx5dv_init_obj then
  * describes the new ring, with the CQ's one doorbell record; the CQEs not
  * yet consumed follow the index the record names, one on (the slot of the
