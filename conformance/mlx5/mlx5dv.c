@@ -846,6 +846,90 @@ void mlx5dv_init_obj__ud_raw_send(void **state)
 	raw_close(&r);
 }
 
+/* ibv_post_send on a UD QP writes the datagram segment as the
+ * provider's set_datagram_seg does: the AH's address vector (what
+ * mlx5dv_init_obj gives for the AH), the remote QP number with
+ * MLX5_EXTENDED_UD_AV, the Q_Key; ds 5 with one data segment. The
+ * receive completes through ibv_poll_cq with IBV_WC_GRH (RoCE: every
+ * datagram has one, the 40 bytes ahead of the data) and the sender's QP. */
+void mlx5dv_init_obj__ud_post_send(void **state)
+{
+	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1, .grh = { .hop_limit = 64 } };
+	struct ibv_sge sge, rsge;
+	struct ibv_recv_wr rwr = { .wr_id = 3, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct mlx5_wqe_datagram_seg *dg;
+	struct mlx5_wqe_ctrl_seg *ctrl;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_ah dvah;
+	struct ibv_wc wc[2];
+	struct ibv_ah *ah;
+	struct raw r;
+	int n = 0;
+
+	memset(&r, 0, sizeof r);
+	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_UD);
+	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &r.qp } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
+	if (!r.mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	fx_qp_to(&r.q, IBV_QPS_RTS);
+	FX_OK(ibv_query_gid(r.q.ctx, 1, 0, &attr.grh.dgid));
+	ah = ibv_create_ah(r.q.pd, &attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	obj = (struct mlx5dv_obj){ .ah = { .in = ah, .out = &dvah } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH));
+
+	rsge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[8], .length = 48, .lkey = r.mr->lkey };
+	FX_VERBS_OK(ibv_post_recv(r.q.qp, &rwr, &rbad));
+	r.buf[0] = 0xfedcba9876543210ull;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[0], .length = 8, .lkey = r.mr->lkey };
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = r.q.qp->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	FX_VERBS_OK(ibv_post_send(r.q.qp, &wr, &bad));
+	ctrl = r.qp.sq.buf;
+	assert_int_equal(be32toh(ctrl->opmod_idx_opcode), MLX5_OPCODE_SEND);
+	assert_int_equal(be32toh(ctrl->qpn_ds), r.q.qp->qp_num << 8 | 5);
+	dg = (struct mlx5_wqe_datagram_seg *)(ctrl + 1);
+	assert_int_equal(be32toh(dg->av.dqp_dct), r.q.qp->qp_num | MLX5_EXTENDED_UD_AV);
+	assert_int_equal(be32toh(dg->av.key.qkey.qkey), 0x11111111);
+	assert_memory_equal(dg->av.rgid, dvah.av->rgid, sizeof dg->av.rgid);
+	assert_int_equal(dg->av.grh_gid_fl, dvah.av->grh_gid_fl);
+	assert_int_equal(dg->av.hop_limit, dvah.av->hop_limit);
+	assert_int_equal(dg->av.stat_rate_sl, dvah.av->stat_rate_sl);
+	assert_int_equal(be32toh(((struct mlx5_wqe_data_seg *)(dg + 1))->byte_count), 8);
+	assert_int_equal(be32toh(r.qp.dbrec[MLX5_SND_DBR]), 2);
+
+	for (uint64_t start = 0; n < 2;) {
+		int got = ibv_poll_cq(r.q.cq, 2 - n, wc + n);
+
+		assert_true(got >= 0);
+		n += got;
+		if (n < 2 && !fx_pause(&start, 5000))
+			fail_msg("%d completions of 2 in 5 s", n);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
+		if (wc[i].wr_id == 1) {
+			assert_int_equal(wc[i].opcode, IBV_WC_SEND);
+			continue;
+		}
+		assert_int_equal(wc[i].wr_id, 3);
+		assert_int_equal(wc[i].opcode, IBV_WC_RECV);
+		assert_int_equal(wc[i].byte_len, 40 + 8);
+		assert_true(wc[i].wc_flags & IBV_WC_GRH);
+		assert_int_equal(wc[i].src_qp, r.q.qp->qp_num);
+	}
+	assert_true(r.buf[8 + 5] == 0xfedcba9876543210ull);
+	FX_VERBS_OK(ibv_destroy_ah(ah));
+	raw_close(&r);
+}
+
 typedef int (*fault_add_fn)(const char *spec, char *err, size_t errlen);
 
 /* A doorbell the device misses (rdmamock/mlx5/doorbell_lost) leaves its
