@@ -486,8 +486,8 @@ void rdmamock_ledger__kept_by_dead_device(void **state)
 static void destroy_refused_by_a_fault(void *unused)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx;
-	struct ibv_cq *cq;
+	struct ibv_context *ctx = NULL;
+	struct ibv_cq *cq = NULL;
 
 	unsetenv("RDMAMOCK_STRICT");
 	setenv("RDMAMOCK_LEDGER", "1", 1);
