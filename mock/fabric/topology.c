@@ -350,7 +350,7 @@ int topology_format_locked(char *buf, size_t len)
 
 #define APPEND(...)                                                              \
 	do {                                                                     \
-		n = snprintf(buf + (used < len ? used : len), used < len ? len - used : 0, \
+		n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0, \
 			     __VA_ARGS__);                                       \
 		used += (size_t)n;                                               \
 	} while (0)
