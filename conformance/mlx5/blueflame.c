@@ -109,14 +109,15 @@ static void block_avx(volatile void *dst, const void *src, struct canary *c)
  * the base needs VEX's three-byte form. */
 static void block_avx_r8(volatile void *dst, const void *src, struct canary *c)
 {
-	register volatile void *d __asm__("r8") = dst;
-
-	__asm__ volatile("vmovdqu 0(%[s]), %%ymm0\n\tvmovdqu 32(%[s]), %%ymm1\n\t"
-			 "vmovdqu %%ymm0, 0(%[d])\n\tvmovdqu %%ymm1, 32(%[d])\n\t"
+	/* Moved into r8 in the asm itself: a local register variable is not
+	 * kept there across the calls an instrumented build (TSan) inserts. */
+	__asm__ volatile("mov %[d], %%r8\n\t"
+			 "vmovdqu 0(%[s]), %%ymm0\n\tvmovdqu 32(%[s]), %%ymm1\n\t"
+			 "vmovdqu %%ymm0, 0(%%r8)\n\tvmovdqu %%ymm1, 32(%%r8)\n\t"
 			 "vzeroupper"
 			 : CANARIES
-			 : [d] "r"(d), [s] "r"(src)
-			 : "xmm0", "xmm1", "memory");
+			 : [d] "r"(dst), [s] "r"(src)
+			 : "r8", "xmm0", "xmm1", "memory");
 }
 
 /* glibc's memcpy of 64 bytes with AVX-512 (__memmove_avx512_unaligned):
