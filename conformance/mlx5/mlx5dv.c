@@ -272,20 +272,12 @@ void mlx5dv_init_obj__cq_poll_reads_ring(void **state)
 	struct ibv_wc wc[2];
 	struct mlx5dv_cq dv;
 	struct fx_qp q;
-	int n = 0;
 
 	fx_qp_create(&q, FX_DEV_MLX5, IBV_QPT_RC);
 	raw_cq_ring(&q, &dv);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	send_imm(&q, q.mr->lkey);
-	for (uint64_t start = 0; n < 2;) {
-		int got = ibv_poll_cq(q.cq, 2 - n, wc + n);
-
-		assert_true(got >= 0);
-		n += got;
-		if (n < 2 && !fx_pause(&start, 5000))
-			fail_msg("%d completions of 2 in 5 s", n);
-	}
+	raw_poll_n(q.cq, wc, 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
 		if (wc[i].wr_id == 1) {
@@ -788,27 +780,12 @@ void mlx5dv_init_obj__ud_raw_send(void **state)
 	struct ibv_recv_wr rwr = { .wr_id = 3, .sg_list = &rsge, .num_sge = 1 }, *rbad;
 	struct mlx5_wqe_datagram_seg *dg;
 	struct mlx5_wqe_ctrl_seg *ctrl;
-	struct mlx5dv_obj obj;
 	struct mlx5dv_ah dvah;
 	struct ibv_ah *ah;
 	struct raw r;
 	bool sent = false, received = false;
 
-	memset(&r, 0, sizeof r);
-	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_UD);
-	raw_cq_ring(&r.q, &r.cq);
-	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &r.qp } };
-	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
-	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
-	if (!r.mr)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	fx_qp_to(&r.q, IBV_QPS_RTS);
-	FX_OK(ibv_query_gid(r.q.ctx, 1, 0, &attr.grh.dgid));
-	ah = ibv_create_ah(r.q.pd, &attr);
-	if (!ah)
-		fail_msg("ibv_create_ah: %s", strerror(errno));
-	obj = (struct mlx5dv_obj){ .ah = { .in = ah, .out = &dvah } };
-	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH));
+	ah = raw_ud_self(&r, &attr, &dvah, true);
 	assert_non_null(dvah.av);
 	assert_int_equal(memcmp(dvah.av->rgid, attr.grh.dgid.raw, 16), 0);
 
@@ -862,27 +839,12 @@ void mlx5dv_init_obj__ud_post_send(void **state)
 			   *bad;
 	struct mlx5_wqe_datagram_seg *dg;
 	struct mlx5_wqe_ctrl_seg *ctrl;
-	struct mlx5dv_obj obj;
 	struct mlx5dv_ah dvah;
 	struct ibv_wc wc[2];
 	struct ibv_ah *ah;
 	struct raw r;
-	int n = 0;
 
-	memset(&r, 0, sizeof r);
-	fx_qp_create(&r.q, FX_DEV_MLX5, IBV_QPT_UD);
-	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &r.qp } };
-	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
-	r.mr = ibv_reg_mr(r.q.pd, r.buf, sizeof r.buf, IBV_ACCESS_LOCAL_WRITE);
-	if (!r.mr)
-		fail_msg("ibv_reg_mr: %s", strerror(errno));
-	fx_qp_to(&r.q, IBV_QPS_RTS);
-	FX_OK(ibv_query_gid(r.q.ctx, 1, 0, &attr.grh.dgid));
-	ah = ibv_create_ah(r.q.pd, &attr);
-	if (!ah)
-		fail_msg("ibv_create_ah: %s", strerror(errno));
-	obj = (struct mlx5dv_obj){ .ah = { .in = ah, .out = &dvah } };
-	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH));
+	ah = raw_ud_self(&r, &attr, &dvah, false);
 
 	rsge = (struct ibv_sge){ .addr = (uintptr_t)&r.buf[8], .length = 48, .lkey = r.mr->lkey };
 	FX_VERBS_OK(ibv_post_recv(r.q.qp, &rwr, &rbad));
@@ -905,14 +867,7 @@ void mlx5dv_init_obj__ud_post_send(void **state)
 	assert_int_equal(be32toh(((struct mlx5_wqe_data_seg *)(dg + 1))->byte_count), 8);
 	assert_int_equal(be32toh(r.qp.dbrec[MLX5_SND_DBR]), 2);
 
-	for (uint64_t start = 0; n < 2;) {
-		int got = ibv_poll_cq(r.q.cq, 2 - n, wc + n);
-
-		assert_true(got >= 0);
-		n += got;
-		if (n < 2 && !fx_pause(&start, 5000))
-			fail_msg("%d completions of 2 in 5 s", n);
-	}
+	raw_poll_n(r.q.cq, wc, 2);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
 		if (wc[i].wr_id == 1) {

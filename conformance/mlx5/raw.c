@@ -170,3 +170,41 @@ struct mlx5_cqe64 *raw_rdma(struct raw *r, uint8_t opcode, int remote, int local
 	raw_rdma_ring(r, opcode, remote, local, add);
 	return raw_req(r, opcode, wqe);
 }
+
+void raw_poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	int got = 0;
+
+	for (uint64_t start = 0; got < n;) {
+		int ret = ibv_poll_cq(cq, n - got, wc + got);
+
+		assert_true(ret >= 0);
+		got += ret;
+		if (got < n && !fx_pause(&start, 5000))
+			fail_msg("%d completions of %d in 5 s", got, n);
+	}
+}
+
+struct ibv_ah *raw_ud_self(struct raw *r, struct ibv_ah_attr *attr, struct mlx5dv_ah *dvah, bool cq_ring)
+{
+	struct mlx5dv_obj obj;
+	struct ibv_ah *ah;
+
+	memset(r, 0, sizeof *r);
+	fx_qp_create(&r->q, FX_DEV_MLX5, IBV_QPT_UD);
+	if (cq_ring)
+		raw_cq_ring(&r->q, &r->cq);
+	obj = (struct mlx5dv_obj){ .qp = { .in = r->q.qp, .out = &r->qp } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
+	r->mr = ibv_reg_mr(r->q.pd, r->buf, sizeof r->buf, IBV_ACCESS_LOCAL_WRITE);
+	if (!r->mr)
+		fail_msg("ibv_reg_mr: %s", strerror(errno));
+	fx_qp_to(&r->q, IBV_QPS_RTS);
+	FX_OK(ibv_query_gid(r->q.ctx, 1, 0, &attr->grh.dgid));
+	ah = ibv_create_ah(r->q.pd, attr);
+	if (!ah)
+		fail_msg("ibv_create_ah: %s", strerror(errno));
+	obj = (struct mlx5dv_obj){ .ah = { .in = ah, .out = dvah } };
+	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH));
+	return ah;
+}

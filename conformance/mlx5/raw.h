@@ -46,6 +46,12 @@ void *raw_wqe(struct raw *r);
 void raw_ring(struct raw *r, const struct mlx5_wqe_ctrl_seg *ctrl);
 /* The next CQE, waited for, consumed (the CQ's record moved). */
 struct mlx5_cqe64 *raw_take(struct raw *r);
+/* n completions through ibv_poll_cq of cq into wc, waited for up to 5 s. */
+void raw_poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n);
+/* A UD QP of mlx5_0 handed over (r->qp, with r->cq too when cq_ring),
+ * its buffer registered, in RTS; an AH to its own GID (attr's dgid
+ * filled in), handed over into *dvah. */
+struct ibv_ah *raw_ud_self(struct raw *r, struct ibv_ah_attr *attr, struct mlx5dv_ah *dvah, bool cq_ring);
 /* One block: the control segment, a remote address (buf[remote]) and,
  * for a fetch-and-add, its segment, then one 8-byte data segment
  * (buf[local]); rung for. */

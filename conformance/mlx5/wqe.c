@@ -139,7 +139,6 @@ void mlx5dv_init_obj__wqe_inline(void **state)
 	struct ibv_sge rsge = { .addr = 0, .length = 128, .lkey = 0 };
 	struct ibv_wc wc[2];
 	struct raw r;
-	int n = 0;
 
 	raw_open_with(&r, &cap, false);
 	rsge.addr = (uintptr_t)&r.buf[8];
@@ -157,14 +156,7 @@ void mlx5dv_init_obj__wqe_inline(void **state)
 	inl->byte_count = htobe32(12 | MLX5_INLINE_SEG);
 	memcpy(inl + 1, "twelve bytes", 12);
 	assert_int_equal(put_wqe(&r, wqe, 48), 0);
-	for (uint64_t start = 0; n < 2;) {
-		int got = ibv_poll_cq(r.q.cq, 2 - n, wc + n);
-
-		assert_true(got >= 0);
-		n += got;
-		if (n < 2 && !fx_pause(&start, 5000))
-			fail_msg("%d completions of 2 in 5 s", n);
-	}
+	raw_poll_n(r.q.cq, wc, 2);
 	r.ci += 2;
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(wc[i].status, IBV_WC_SUCCESS);
@@ -465,16 +457,7 @@ void mlx5dv_init_obj__cq_arm_doorbell(void **state)
  * program's consumer index follows. */
 static void poll_n(struct raw *r, struct ibv_wc *wc, int n)
 {
-	int got = 0;
-
-	for (uint64_t start = 0; got < n;) {
-		int ret = ibv_poll_cq(r->q.cq, n - got, wc + got);
-
-		assert_true(ret >= 0);
-		got += ret;
-		if (got < n && !fx_pause(&start, 5000))
-			fail_msg("%d completions of %d in 5 s", got, n);
-	}
+	raw_poll_n(r->q.cq, wc, n);
 	r->ci += (uint32_t)n;
 }
 
