@@ -293,14 +293,7 @@ void mlx5dv_init_obj__bf_store_forms(void **state)
 	int ran = 0;
 
 	raw_open_with(&r, &cap, false);
-	if (!r.qp.bf.size) {
-		const char *env = getenv("MLX5_SHUT_UP_BF");
-
-		raw_close(&r);
-		if (env && strcmp(env, "0"))
-			RC_SKIP("MLX5_SHUT_UP_BF=%s: no BlueFlame (bf.size 0)", env);
-		fail_msg("bf.size 0 without MLX5_SHUT_UP_BF");
-	}
+	raw_require_bf(&r);
 	for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
 		const struct store_form *form = &forms[f];
 		uint16_t index;
@@ -406,10 +399,7 @@ void mlx5dv_init_obj__program_signal_handlers(void **state)
 	assert_true(own_page != MAP_FAILED);
 	install_program_handlers();
 	raw_open(&r);
-	if (!r.qp.bf.size) {
-		raw_close(&r);
-		RC_SKIP("no BlueFlame (bf.size 0): MLX5_SHUT_UP_BF is set");
-	}
+	raw_require_bf(&r);
 	own_signals_then_ring(&r, 1);
 	install_program_handlers();
 	obj = (struct mlx5dv_obj){ .qp = { .in = r.q.qp, .out = &again } };

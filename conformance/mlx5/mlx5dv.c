@@ -502,14 +502,7 @@ void mlx5dv_init_obj__qp_blueflame(void **state)
 
 	raw_open(&r);
 	offset = (uintptr_t)r.qp.bf.reg % 4096;
-	if (!r.qp.bf.size) {
-		const char *env = getenv("MLX5_SHUT_UP_BF");
-
-		raw_close(&r);
-		if (env && strcmp(env, "0"))
-			RC_SKIP("MLX5_SHUT_UP_BF=%s: no BlueFlame (bf.size 0)", env);
-		fail_msg("bf.size 0 without MLX5_SHUT_UP_BF");
-	}
+	raw_require_bf(&r);
 	assert_int_equal(r.qp.bf.size, 256);
 	if (offset != 0x800 && offset != 0xa00)
 		fail_msg("bf.reg at 0x%lx in its page, not 0x800 or 0xa00", (unsigned long)offset);

@@ -3,6 +3,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "raw.h"
@@ -207,4 +208,16 @@ struct ibv_ah *raw_ud_self(struct raw *r, struct ibv_ah_attr *attr, struct mlx5d
 	obj = (struct mlx5dv_obj){ .ah = { .in = ah, .out = dvah } };
 	FX_VERBS_OK(mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH));
 	return ah;
+}
+
+void raw_require_bf(struct raw *r)
+{
+	const char *env = getenv("MLX5_SHUT_UP_BF");
+
+	if (r->qp.bf.size)
+		return;
+	raw_close(r);
+	if (env && strcmp(env, "0"))
+		RC_SKIP("MLX5_SHUT_UP_BF=%s: no BlueFlame (bf.size 0)", env);
+	fail_msg("bf.size 0 without MLX5_SHUT_UP_BF");
 }

@@ -39,6 +39,9 @@ void raw_open(struct raw *r);
  * (r->channel), in place of the fixture's CQ. */
 void raw_open_with(struct raw *r, const struct ibv_qp_cap *cap, bool channel);
 void raw_close(struct raw *r);
+/* A QP with BlueFlame buffers (bf.size not 0), or the test skips (closing
+ * r) where MLX5_SHUT_UP_BF turned them off, and fails where nothing did. */
+void raw_require_bf(struct raw *r);
 /* The send queue's block at the producer index. */
 void *raw_wqe(struct raw *r);
 /* One block more in the record, then the doorbell: the control
