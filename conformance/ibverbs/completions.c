@@ -10,6 +10,7 @@
  * generic one, whose completions follow rxe's. */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <poll.h>
 #include <string.h>
 
 #include "link.h"
@@ -461,6 +462,131 @@ void ibv_post_recv__qp_in_err_waits(void **state)
 		for (uint64_t i = 0; i < n; i++)
 			flushed(&f, l.c.id->recv_cq, 132 + i, &l.c);
 		flushed(&f, l.c.id->send_cq, 122, &l.c);
+	}
+	fx_fields_done(&f);
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* A SEND of LEN bytes from the start of from's buffer, signaled, with
+ * flags besides (IBV_SEND_SOLICITED). */
+static void send_flagged(struct fx_end *from, uint64_t wr_id, unsigned flags)
+{
+	struct ibv_sge sge = { (uintptr_t)from->buf, LEN, from->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED | flags };
+
+	FX_VERBS_OK(fx_try_send(from, &wr));
+}
+
+/* 1 when a completion event of e's receive CQ comes on its channel (the
+ * one librdmacm's rdma_create_qp made for it) within ms, read and acked;
+ * 0 when none comes. An event naming another CQ fails the test. */
+static int recv_cq_event(struct fx_end *e, int ms)
+{
+	struct pollfd pfd = { .fd = e->id->recv_cq_channel->fd, .events = POLLIN };
+	struct ibv_cq *got = NULL;
+	void *ctx;
+
+	if (rc_poll(&pfd, 1, ms) != 1)
+		return 0;
+	FX_VERBS_OK(ibv_get_cq_event(e->id->recv_cq_channel, &got, &ctx));
+	assert_ptr_equal(got, e->id->recv_cq);
+	ibv_ack_cq_events(got, 1);
+	return 1;
+}
+
+/* One SEND from c to s (flags besides IBV_SEND_SIGNALED), both of its
+ * completions polled: 1 when s's receive CQ fired an event for it. */
+static int send_fires(struct fx_fields *f, struct fx_link *l, uint64_t wr_id, unsigned flags, int ms)
+{
+	struct ibv_wc wc;
+	int fired;
+
+	fx_post_recv(&l->s, wr_id, 0, 256);
+	send_flagged(&l->c, wr_id + 1, flags);
+	fx_wc(l->c.id->send_cq, &wc);
+	FX_FIELD(f, wc.status, IBV_WC_SUCCESS);
+	fired = recv_cq_event(&l->s, ms);
+	fx_wc(l->s.id->recv_cq, &wc);
+	FX_FIELD(f, wc.wr_id, wr_id);
+	FX_FIELD(f, wc.status, IBV_WC_SUCCESS);
+	return fired;
+}
+
+/* ibv_req_notify_cq(cq, 1) asks for an event at the next solicited
+ * completion only: a SEND without IBV_SEND_SOLICITED completes with no
+ * event, and the arm stays for the solicited SEND after it. Arming again
+ * for any completion widens a solicited-only arm, and a solicited-only
+ * request does not narrow an arm for any completion (IBA C11-31, C11-32;
+ * rxe_req_notify_cq keeps IB_CQ_NEXT_COMP, rxe_cq_post fires a solicited
+ * arm on the SE bit). */
+void ibv_req_notify_cq__solicited_only(void **state)
+{
+	const char *addrs_[2];
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+
+	EACH_DEVICE(l, f, NULL, NULL) {
+		struct ibv_cq *cq = l.s.id->recv_cq;
+
+		FX_VERBS_OK(ibv_req_notify_cq(cq, 1));
+		fx_field(&f, "event of an unsolicited SEND, armed solicited-only",
+			 send_fires(&f, &l, 140, 0, 200), 0);
+		fx_field(&f, "event of a solicited SEND after it", send_fires(&f, &l, 142, IBV_SEND_SOLICITED, 5000),
+			 1);
+		FX_VERBS_OK(ibv_req_notify_cq(cq, 1));
+		FX_VERBS_OK(ibv_req_notify_cq(cq, 0));
+		fx_field(&f, "event of an unsolicited SEND, armed solicited-only then for any",
+			 send_fires(&f, &l, 144, 0, 5000), 1);
+		FX_VERBS_OK(ibv_req_notify_cq(cq, 0));
+		FX_VERBS_OK(ibv_req_notify_cq(cq, 1));
+		fx_field(&f, "event of an unsolicited SEND, armed for any then solicited-only",
+			 send_fires(&f, &l, 146, 0, 5000), 1);
+		/* Each event disarmed the CQ: the next SEND fires nothing. */
+		fx_field(&f, "event of a solicited SEND, not armed", send_fires(&f, &l, 148, IBV_SEND_SOLICITED, 200),
+			 0);
+	}
+	fx_fields_done(&f);
+}
+
+static void send_from_client(void *arg)
+{
+	send_flagged(&((struct fx_link *)arg)->c, 151, 0);
+}
+
+/* ibv_get_cq_event on an empty channel waits: another thread sends once
+ * this one sleeps in the call, and the call returns with the receive CQ's
+ * event after that. */
+void ibv_get_cq_event__waits(void **state)
+{
+	const char *addrs_[2];
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+
+	EACH_DEVICE(l, f, NULL, NULL) {
+		struct fx_once_blocked sender;
+		struct ibv_cq *got = NULL;
+		struct ibv_wc wc;
+		void *ctx = NULL;
+		bool began;
+		int ret;
+
+		FX_VERBS_OK(ibv_req_notify_cq(l.s.id->recv_cq, 0));
+		fx_post_recv(&l.s, 150, 0, 256);
+		fx_once_blocked(&sender, send_from_client, &l);
+		ret = ibv_get_cq_event(l.s.id->recv_cq_channel, &got, &ctx);
+		began = fx_once_blocked_done(&sender);
+		fx_once_blocked_join(&sender);
+		FX_FIELD(&f, ret, 0);
+		fx_field(&f, "the send began before the event was returned", began, 1);
+		fx_field(&f, "the event's CQ is the receive CQ", got == l.s.id->recv_cq, 1);
+		if (!ret)
+			ibv_ack_cq_events(got, 1);
+		fx_wc(l.c.id->send_cq, &wc);
+		FX_FIELD(&f, wc.wr_id, 151);
+		fx_wc(l.s.id->recv_cq, &wc);
+		FX_FIELD(&f, wc.wr_id, 150);
 	}
 	fx_fields_done(&f);
 }
