@@ -395,6 +395,97 @@ void ibv_post_send__bind_mw_without_bind_access(void **state)
 	fx_fields_done(&f);
 }
 
+/* The binds of a type 2 window the device refuses (rxe_bind_mw,
+ * rxe_check_bind_mw): one already bound (o10-37.2.30), one whose handle
+ * still names the key the window had before its bind, of length 0
+ * (o10-37.2.40), past either end of the region or, zero-based, longer
+ * than it (C10-75), granting remote write over a region without local
+ * write (C10-74), and a window of another PD than the QP's (C10-72).
+ * Each fails as a bind without IBV_ACCESS_MW_BIND does, and the QP is in
+ * ERR. */
+enum refused_bind {
+	BOUND_ALREADY,
+	STALE_KEY,
+	LENGTH_0,
+	PAST_THE_END,
+	BEFORE_THE_START,
+	ZERO_BASED_TOO_LONG,
+	WRITE_WITHOUT_LOCAL_WRITE,
+	OTHER_PD,
+	REFUSED_BINDS
+};
+
+static const char *const refused_name[REFUSED_BINDS] = {
+	"bound already", "through the key it had before its bind", "length 0",
+	"past the region's end", "before the region's start", "zero-based, longer than the region", "remote write, region without local write",
+	"window of another PD",
+};
+
+void ibv_post_send__bind_mw_type2_refused(void **state)
+{
+	const char *addrs[2];
+	struct fx_fields f = { 0 };
+	struct mw_link m = { 0 };
+
+	for (int c = 0; c < REFUSED_BINDS; c++) {
+		FX_EACH_LINK(m.l, f, addrs, NULL, NULL) {
+			uint32_t rkey;
+			struct ibv_pd *pd2 = NULL;
+			enum ibv_wc_status got;
+
+			mw_make(&m, IBV_MW_TYPE_2, true);
+			rkey = ibv_inc_rkey(m.mw->rkey);
+			switch ((enum refused_bind)c) {
+			case BOUND_ALREADY:
+				FX_FIELD(&f, bind2(&m, rkey, 0, 64, REMOTE), IBV_WC_SUCCESS);
+				/* The window's handle names the key it has now (rxe's
+				 * kernel refuses a bind through a stale one). */
+				m.mw->rkey = rkey;
+				got = bind2(&m, ibv_inc_rkey(rkey), 64, 64, REMOTE);
+				break;
+			case STALE_KEY:
+				FX_FIELD(&f, bind2(&m, rkey, 0, 64, REMOTE), IBV_WC_SUCCESS);
+				got = bind2(&m, ibv_inc_rkey(rkey), 64, 64, REMOTE);
+				break;
+			case LENGTH_0:
+				got = bind2(&m, rkey, 0, 0, REMOTE);
+				break;
+			case PAST_THE_END:
+				got = bind2(&m, rkey, WIN_LEN - 32, 64, REMOTE);
+				break;
+			case BEFORE_THE_START:
+				got = bind2(&m, rkey, (size_t)-64, 128, REMOTE);
+				break;
+			case ZERO_BASED_TOO_LONG:
+				got = bind2(&m, rkey, 0, WIN_LEN + 64, REMOTE | IBV_ACCESS_ZERO_BASED);
+				break;
+			case WRITE_WITHOUT_LOCAL_WRITE:
+				FX_VERBS_OK(ibv_dereg_mr(m.mr));
+				m.mr = ibv_reg_mr(m.l.s.id->pd, m.win, WIN_LEN, IBV_ACCESS_MW_BIND);
+				if (!m.mr)
+					fail_msg("ibv_reg_mr(IBV_ACCESS_MW_BIND alone): %s", strerror(errno));
+				got = bind2(&m, rkey, 0, 64, IBV_ACCESS_REMOTE_WRITE);
+				break;
+			default: /* OTHER_PD */
+				pd2 = ibv_alloc_pd(m.l.s.id->verbs);
+				assert_non_null(pd2);
+				FX_VERBS_OK(ibv_dealloc_mw(m.mw));
+				m.mw = ibv_alloc_mw(pd2, IBV_MW_TYPE_2);
+				if (!m.mw)
+					fail_msg("ibv_alloc_mw(type 2) on a second PD: %s", strerror(errno));
+				got = bind2(&m, ibv_inc_rkey(m.mw->rkey), 0, 64, REMOTE);
+				break;
+			}
+			fx_field(&f, refused_name[c], got, local_failure(&m, IBV_WC_MW_BIND_ERR));
+			fx_field(&f, "QP state after it", fx_qp_state(m.l.s.id->qp), IBV_QPS_ERR);
+			mw_free(&m);
+			if (pd2)
+				FX_VERBS_OK(ibv_dealloc_pd(pd2));
+		}
+	}
+	fx_fields_done(&f);
+}
+
 /* IBV_WR_LOCAL_INV of a type 1 window's rkey is refused by the device. */
 void ibv_post_send__local_inv_type1(void **state)
 {
