@@ -329,6 +329,46 @@ void ibv_modify_qp__values_out_of_range(void **state)
 	fx_qp_release(&q);
 }
 
+/* IBV_QP_CUR_STATE: ib_modify_qp_is_ok takes it only from RTR, RTS, SQD
+ * or SQE, so RESET->INIT with it fails (EINVAL); uverbs' modify_qp
+ * refuses a cur_qp_state past IBV_QPS_ERR (EINVAL); RTR->RTS and RTS->RTS
+ * with it, naming the state the QP is in, are made. On the way,
+ * max_dest_rd_atomic past max_qp_rd_atom fails INIT->RTR (EINVAL:
+ * rxe_qp_chk_attr, mlx5_ib_modify_qp against log_max_ra_res_qp). */
+void ibv_modify_qp__current_state(void **state)
+{
+	struct ibv_device_attr dev;
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+	int mask;
+
+	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	FX_VERBS_OK(ibv_query_device(q.ctx, &dev));
+
+	mask = fx_qp_required(&q, IBV_QPS_INIT, &attr);
+	attr.cur_qp_state = IBV_QPS_RESET;
+	refused(&q, &attr, mask | IBV_QP_CUR_STATE, EINVAL, "RESET->INIT with IBV_QP_CUR_STATE");
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+
+	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
+	attr.max_dest_rd_atomic = (uint8_t)(dev.max_qp_rd_atom + 1);
+	if (dev.max_qp_rd_atom < 255)
+		refused(&q, &attr, mask, EINVAL, "INIT->RTR, max_dest_rd_atomic past max_qp_rd_atom");
+	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+
+	mask = fx_qp_required(&q, IBV_QPS_RTS, &attr);
+	attr.cur_qp_state = (enum ibv_qp_state)(IBV_QPS_ERR + 1);
+	refused(&q, &attr, mask | IBV_QP_CUR_STATE, EINVAL, "RTR->RTS, cur_qp_state past IBV_QPS_ERR");
+	attr.cur_qp_state = IBV_QPS_RTR;
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask | IBV_QP_CUR_STATE));
+	assert_int_equal(fx_qp_state(q.qp), IBV_QPS_RTS);
+	attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_RTS };
+	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, IBV_QP_STATE | IBV_QP_CUR_STATE));
+	assert_int_equal(fx_qp_state(q.qp), IBV_QPS_RTS);
+	fx_qp_release(&q);
+}
+
 /* INIT->RTR of an RC QP whose address is wrong: its port past the
  * device's, no GRH on RoCE, a source GID index past the table (EINVAL)
  * or naming an empty entry (ENODATA, as rdma_get_gid_attr says); then
