@@ -213,9 +213,19 @@ static int check_cq(struct mock_context *mc, const struct ibv_cq_init_attr_ex *a
 		return EINVAL;
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
 		return EINVAL;
-	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+	/* mlx5's create_cq refuses a flag it does not know (EINVAL). Of the
+	 * flags, libibverbs' command gives the kernel IGNORE_OVERRUN alone
+	 * (ibv_icmd_create_cq_ex), so rxe ignores the others, and
+	 * rxe_create_cq refuses any flag it is given. The mock models no
+	 * ignored overrun. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && mc->mdev->personality == RDMAMOCK_MLX5 &&
+	    (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)))
+		return EINVAL;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && (attr->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)) {
+		if (mc->mdev->personality == RDMAMOCK_MLX5)
+			mock_log("ibv_create_cq_ex: IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN is not modelled by the mock");
 		return EOPNOTSUPP;
+	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) && attr->parent_domain) {
 		mock_log("ibv_create_cq_ex: parent domains are not modelled by the mock");
 		return EOPNOTSUPP;
