@@ -550,9 +550,25 @@ void ibv_req_notify_cq__solicited_only(void **state)
 	fx_fields_done(&f);
 }
 
+struct waker {
+	struct fx_link *l;
+	int ret;
+};
+
+/* The SEND the waiter waits for. A failed one, which a test thread cannot
+ * report, moves the server's QP to ERR instead: its receive flushes, and
+ * that completion ends the wait. */
 static void send_from_client(void *arg)
 {
-	send_flagged(&((struct fx_link *)arg)->c, 151, 0);
+	struct waker *w = arg;
+	struct ibv_sge sge = { (uintptr_t)w->l->c.buf, LEN, w->l->c.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 151, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+
+	w->ret = fx_try_send(&w->l->c, &wr);
+	if (w->ret)
+		ibv_modify_qp(w->l->s.id->qp, &err, IBV_QP_STATE);
 }
 
 /* ibv_get_cq_event on an empty channel waits: another thread sends once
@@ -566,6 +582,7 @@ void ibv_get_cq_event__waits(void **state)
 
 	EACH_DEVICE(l, f, NULL, NULL) {
 		struct fx_once_blocked sender;
+		struct waker w = { &l, 0 };
 		struct ibv_cq *got = NULL;
 		struct ibv_wc wc;
 		void *ctx = NULL;
@@ -574,10 +591,12 @@ void ibv_get_cq_event__waits(void **state)
 
 		FX_VERBS_OK(ibv_req_notify_cq(l.s.id->recv_cq, 0));
 		fx_post_recv(&l.s, 150, 0, 256);
-		fx_once_blocked(&sender, send_from_client, &l);
+		fx_once_blocked(&sender, send_from_client, &w);
 		ret = ibv_get_cq_event(l.s.id->recv_cq_channel, &got, &ctx);
 		began = fx_once_blocked_done(&sender);
 		fx_once_blocked_join(&sender);
+		if (w.ret)
+			fail_msg("ibv_post_send: %s", strerror(w.ret));
 		FX_FIELD(&f, ret, 0);
 		fx_field(&f, "the send began before the event was returned", began, 1);
 		fx_field(&f, "the event's CQ is the receive CQ", got == l.s.id->recv_cq, 1);
