@@ -235,3 +235,70 @@ void repoll_wait__events(void **state)
 	assert_int_equal(rclose(epfd), 0);
 	fx_rs_close(&pair);
 }
+
+/* repoll_ctl's errors, returned (not in errno) as the source has them: a
+ * negative fd EBADF; the instance as its own member, an epfd that is no
+ * instance, an op that is none EINVAL; EPOLL_CTL_MOD of an fd not in the
+ * set ENOENT. rclose of an instance with an fd in it: EBUSY, and it stays
+ * usable; emptied, it closes (0). */
+void repoll_ctl__errors(void **state)
+{
+	struct fx_repoll_api ep = fx_repoll_api();
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 7 }, out[1];
+	int epfd, p[2];
+
+	assert_int_equal(pipe(p), 0);
+	epfd = ep.create(0);
+	assert_true(epfd >= 0);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, EPOLL_CTL_ADD, -1, &ev), EBADF);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, EPOLL_CTL_ADD, epfd, &ev), EINVAL);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(p[1], EPOLL_CTL_ADD, p[0], &ev), EINVAL);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, 99, p[0], &ev), EINVAL);
+	RC_ASSERT_ERRNO("repoll_ctl", ep.ctl(epfd, EPOLL_CTL_MOD, p[0], &ev), ENOENT);
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_ADD, p[0], &ev), 0);
+	RC_ASSERT_ERRNO("rclose", rclose(epfd), EBUSY);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(ep.wait(epfd, out, 1, 0), 1);
+	assert_int_equal(out[0].data.u64, 7);
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, p[0], NULL), 0);
+	assert_int_equal(rclose(epfd), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* A set of nine fds (more than one allocation's worth in the mock): one
+ * repoll_wait reports at most maxevents of the ready ones, each with its
+ * data; EPOLL_CTL_MOD replaces an fd's data; with nothing ready a timeout
+ * returns 0; an epfd that is no instance EINVAL (read from the source). */
+void repoll_wait__maxevents_and_mod(void **state)
+{
+	struct fx_repoll_api ep = fx_repoll_api();
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	int epfd, p[9][2];
+
+	epfd = ep.create(0);
+	assert_true(epfd >= 0);
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(pipe(p[i]), 0);
+		ev.data.u64 = 100 + (uint64_t)i;
+		assert_int_equal(ep.ctl(epfd, EPOLL_CTL_ADD, p[i][0], &ev), 0);
+	}
+	assert_int_equal(ep.wait(epfd, out, 4, 50), 0);
+	assert_int_equal(write(p[3][1], "x", 1), 1);
+	assert_int_equal(write(p[8][1], "x", 1), 1);
+	assert_int_equal(ep.wait(epfd, out, 1, 0), 1);
+	assert_true(out[0].data.u64 == 103 || out[0].data.u64 == 108);
+	assert_true(out[0].events & EPOLLIN);
+	ev.data.u64 = 8;
+	assert_int_equal(ep.ctl(epfd, EPOLL_CTL_MOD, p[8][0], &ev), 0);
+	assert_int_equal(ep.wait(epfd, out, 4, 0), 2);
+	assert_true((out[0].data.u64 == 103 && out[1].data.u64 == 8) ||
+		    (out[0].data.u64 == 8 && out[1].data.u64 == 103));
+	RC_ASSERT_ERRNO("repoll_wait", ep.wait(p[0][0], out, 4, 0), EINVAL);
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(ep.ctl(epfd, EPOLL_CTL_DEL, p[i][0], NULL), 0);
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	assert_int_equal(rclose(epfd), 0);
+}
