@@ -51,6 +51,23 @@ void rsocket__unsupported_kind(void **state)
 	expect_enotsup(AF_INET, SOCK_DGRAM, IPPROTO_TCP);
 }
 
+/* The protocol named is as good as 0: IPPROTO_TCP for a stream socket,
+ * IPPROTO_UDP for a datagram one. */
+void rsocket__protocol_named(void **state)
+{
+	int fd;
+
+	fx_require_backend();
+	fd = rsocket(AF_INET6, SOCK_STREAM, IPPROTO_TCP);
+	if (fd < 0)
+		fail_msg("rsocket(AF_INET6, SOCK_STREAM, IPPROTO_TCP): %s", strerror(errno));
+	assert_int_equal(rclose(fd), 0);
+	fd = rsocket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	if (fd < 0)
+		fail_msg("rsocket(AF_INET, SOCK_DGRAM, IPPROTO_UDP): %s", strerror(errno));
+	fx_rs_close_unbound(fd, AF_INET);
+}
+
 /* A descriptor rsockets does not know: every call says EBADF. (An rsocket
  * exists meanwhile: upstream's data calls look the fd up in a table that
  * has its first block only once an rsocket was made.) */

@@ -213,6 +213,30 @@ void rfcntl__nonblock(void **state)
 	rclose(fd);
 }
 
+/* rsocket's type flags as socket(2)'s: SOCK_CLOEXEC reads back as
+ * FD_CLOEXEC through F_GETFD, SOCK_NONBLOCK as O_NONBLOCK through F_GETFL;
+ * F_SETFD sets what F_GETFD reads; F_SETFL of the flags the socket has
+ * is 0 and changes nothing. */
+void rfcntl__type_flags(void **state)
+{
+	int fd, plain = fx_rsocket(AF_INET, SOCK_STREAM);
+
+	fd = rsocket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		fail_msg("rsocket(SOCK_CLOEXEC | SOCK_NONBLOCK): %s", strerror(errno));
+	assert_int_equal(rfcntl(fd, F_GETFD), FD_CLOEXEC);
+	assert_int_equal(rfcntl(fd, F_GETFL), O_NONBLOCK);
+	assert_int_equal(rfcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(rfcntl(fd, F_GETFL), O_NONBLOCK);
+	assert_int_equal(rfcntl(plain, F_GETFD), 0);
+	assert_int_equal(rfcntl(plain, F_SETFD, FD_CLOEXEC), 0);
+	assert_int_equal(rfcntl(plain, F_GETFD), FD_CLOEXEC);
+	assert_int_equal(rfcntl(plain, F_SETFD, 0), 0);
+	assert_int_equal(rfcntl(plain, F_GETFD), 0);
+	assert_int_equal(rclose(plain), 0);
+	assert_int_equal(rclose(fd), 0);
+}
+
 /* SO_KEEPALIVE with TCP_KEEPIDLE 30: once the connection has been idle
  * that long on the fabric's clock, the service thread writes a keepalive
  * (an RDMA WRITE of nothing); with the port down it goes unanswered, its
