@@ -391,3 +391,88 @@ void rsend__datagram_goes_where_rsendto_went(void **state)
 	rclose(server_b);
 	rclose(server_a);
 }
+
+/* connect(2) on a UDP socket: an address shorter than the family's, or
+ * none, is EINVAL (upstream's rconnect hands it to connect(2) on its UDP
+ * socket before it looks for a way there); the socket is left as it was,
+ * and binds. */
+void rconnect__datagram_short_address(void **state)
+{
+	int fd = fx_rsocket(AF_INET, SOCK_DGRAM);
+	struct sockaddr_storage to;
+
+	fx_rs_addr(AF_INET, fx_port(), &to);
+	errno = 0;
+	assert_int_equal(rconnect(fd, (struct sockaddr *)&to, sizeof(struct sockaddr_in) - 1), -1);
+	RC_ASSERT_ERRNO("rconnect", errno, EINVAL);
+	errno = 0;
+	assert_int_equal(rconnect(fd, NULL, 0), -1);
+	RC_ASSERT_ERRNO("rconnect", errno, EINVAL);
+	fx_rs_close_unbound(fd, AF_INET);
+}
+
+struct blocked_recv {
+	int fd;
+	ssize_t n;
+	char buf[16];
+	int done;
+};
+
+/* The receiver, in the test's second thread: if nothing comes, the main
+ * thread's join fails the test rather than waiting for ever. */
+static void recv_blocking(struct fx_rs_thread *t)
+{
+	struct blocked_recv *r = t->arg;
+
+	r->n = rrecvfrom(r->fd, r->buf, sizeof r->buf, 0, NULL, NULL);
+	if (r->n < 0)
+		fx_rs_thread_fail(t, "rrecvfrom: %s", strerror(errno));
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+}
+
+/* recv(2): with no datagram waiting, a blocking rrecvfrom waits for one
+ * to arrive, and returns it. The datagram is sent once the receiver is
+ * (most likely) asleep, then again every 100 ms, as it may be lost,
+ * until the receiver has one. */
+void rrecvfrom__blocks_until_datagram(void **state)
+{
+	struct blocked_recv r = { 0 };
+	struct sockaddr_storage to;
+	struct fx_rs_thread t;
+	int client;
+
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	r.fd = bound(AF_INET, fx_port());
+	client = bound(AF_INET, 0);
+	fx_rs_addr(AF_INET, fx_port(), &to);
+	fx_rs_thread_start(&t, recv_blocking, &r);
+	for (int i = 0; i < 50 && !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE); i++) {
+		rc_sleep_ms(100);
+		if (rsendto(client, "late", 4, 0, (struct sockaddr *)&to, fx_rs_len(&to)) != 4)
+			fail_msg("rsendto: %s", strerror(errno));
+	}
+	fx_rs_thread_join(&t, 3);
+	assert_int_equal(r.n, 4);
+	assert_memory_equal(r.buf, "late", 4);
+	drain(r.fd);
+	rclose(client);
+	rclose(r.fd);
+}
+
+/* shutdown(2) would end receiving (SHUT_RD) and sending (SHUT_WR);
+ * upstream's rshutdown acts on connections only, and a datagram socket
+ * is none: 0, and the socket reads (EAGAIN: nothing there yet, not
+ * EINVAL) and shows writable as before. */
+void rshutdown__datagram_does_nothing(void **state)
+{
+	int fd = bound(AF_INET, fx_port());
+	char c;
+
+	assert_int_equal(rshutdown(fd, SHUT_RDWR), 0);
+	errno = 0;
+	assert_int_equal(rrecvfrom(fd, &c, 1, MSG_DONTWAIT, NULL, NULL), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	assert_int_equal(fx_rs_poll(fd, POLLIN | POLLOUT, 0), POLLOUT);
+	rc_note_documented(false);
+	rclose(fd);
+}
