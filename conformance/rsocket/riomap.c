@@ -85,6 +85,16 @@ void riounmap__what_was_mapped(void **state)
 	assert_int_equal(riounmap(pair.client, buf, sizeof buf / 2), -1);
 	RC_ASSERT_ERRNO("riounmap", errno, EINVAL);
 	assert_int_equal(riounmap(pair.client, buf, sizeof buf), 0);
+	/* Of two mappings, the one named goes, and the other stays. */
+	assert_int_equal(riomap(pair.client, buf, sizeof buf / 2, PROT_NONE, 0, -1),
+			 (off_t)(uintptr_t)buf);
+	assert_int_equal(riomap(pair.client, buf + sizeof buf / 2, sizeof buf / 2, PROT_NONE, 0, -1),
+			 (off_t)(uintptr_t)(buf + sizeof buf / 2));
+	assert_int_equal(riounmap(pair.client, buf + sizeof buf / 2, sizeof buf / 2), 0);
+	errno = 0;
+	assert_int_equal(riounmap(pair.client, buf + sizeof buf / 2, sizeof buf / 2), -1);
+	RC_ASSERT_ERRNO("riounmap", errno, EINVAL);
+	assert_int_equal(riounmap(pair.client, buf, sizeof buf / 2), 0);
 	fx_rs_close(&pair);
 }
 

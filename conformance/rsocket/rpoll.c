@@ -193,6 +193,31 @@ void rselect__sets_and_timeout(void **state)
 	fx_rs_close(&pair);
 }
 
+/* An except set alone: the socket whose peer has rclosed is in it (its
+ * POLLHUP is neither POLLIN nor POLLOUT), counted once. */
+void rselect__except_set_alone(void **state)
+{
+	struct timeval tv = { 0 };
+	struct fx_rs_pair pair;
+	fd_set ex;
+	int nfds;
+
+	fx_rs_connect(AF_INET, &pair);
+	nfds = (pair.server > pair.client ? pair.server : pair.client) + 1;
+	FD_ZERO(&ex);
+	FD_SET(pair.server, &ex);
+	assert_int_equal(rselect(nfds, NULL, NULL, &ex, &tv), 0);
+	assert_false(FD_ISSET(pair.server, &ex));
+	assert_int_equal(rclose(pair.client), 0);
+	pair.client = -1;
+	assert_true(fx_rs_poll(pair.server, POLLIN, FX_RS_WAIT_MS) & POLLHUP);
+	FD_ZERO(&ex);
+	FD_SET(pair.server, &ex);
+	assert_int_equal(rselect(nfds, NULL, NULL, &ex, &tv), 1);
+	assert_true(FD_ISSET(pair.server, &ex));
+	fx_rs_close(&pair);
+}
+
 /* select(2) says EINVAL for a negative nfds; upstream's rselect
  * allocates that many pollfds first (rs_select_to_poll), and fails with
  * ENOMEM. (Skipped on a real device under ASan, whose calloc aborts.) */
