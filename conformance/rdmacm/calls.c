@@ -718,6 +718,146 @@ void rdma_set_option__tos(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* An option name the kernel does not know at level RDMA_OPTION_ID is
+ * refused (ucma_set_option_id's default): -1, errno ENOSYS. */
+void rdma_set_option__unknown_id_option(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct rdma_cm_id *id;
+	int value = 1;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	errno = 0;
+	assert_int_equal(rdma_set_option(id, RDMA_OPTION_ID, 99, &value, sizeof value), -1);
+	RC_ASSERT_ERRNO("rdma_set_option", errno, ENOSYS);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+static void set_option_refused(struct rdma_cm_id *id, int optname, void *optval, size_t optlen)
+{
+	errno = 0;
+	assert_int_equal(rdma_set_option(id, RDMA_OPTION_ID, optname, optval, optlen), -1);
+	RC_ASSERT_ERRNO("rdma_set_option", errno, EINVAL);
+}
+
+/* RDMA_OPTION_ID_ACK_TIMEOUT takes a uint8_t, on an RC id only (kernel
+ * rdma_set_ack_timeout): an int, or a UDP id, is EINVAL. On a connected
+ * id the value becomes the timeout rdma_init_qp_attr gives for RTS. */
+void rdma_set_option__ack_timeout(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTS };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *udp;
+	struct fx_link l;
+	uint8_t timeout = 20;
+	int wide = 20, mask = 0;
+
+	ch = fx_channel();
+	FX_OK(rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP));
+	set_option_refused(udp, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout);
+	FX_OK(rdma_destroy_id(udp));
+	rdma_destroy_event_channel(ch);
+
+	fx_link_up(&l, NULL, NULL);
+	set_option_refused(l.c.id, RDMA_OPTION_ID_ACK_TIMEOUT, &wide, sizeof wide);
+	FX_OK(rdma_init_qp_attr(l.c.id, &attr, &mask));
+	assert_true(mask & IBV_QP_TIMEOUT);
+	assert_int_not_equal(attr.timeout, timeout); /* the CM's own, from the path */
+	FX_OK(rdma_set_option(l.c.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout));
+	memset(&attr, 0, sizeof attr);
+	attr.qp_state = IBV_QPS_RTS;
+	FX_OK(rdma_init_qp_attr(l.c.id, &attr, &mask));
+	assert_true(mask & IBV_QP_TIMEOUT);
+	assert_int_equal(attr.timeout, timeout);
+	fx_link_release(&l);
+}
+
+/* RDMA_OPTION_ID_REUSEADDR (kernel rdma_set_reuseaddr): turning it on is
+ * taken in any state but listening; turning it off only on an idle id.
+ * Refused: -1, errno EINVAL. */
+void rdma_set_option__reuseaddr_states(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage sa;
+	struct rdma_cm_id *id;
+	int on = 1, off = 0;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &off, sizeof off));
+	FX_OK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &on, sizeof on));
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&sa));
+	FX_OK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &on, sizeof on));
+	set_option_refused(id, RDMA_OPTION_ID_REUSEADDR, &off, sizeof off);
+	FX_OK(rdma_listen(id, 1));
+	set_option_refused(id, RDMA_OPTION_ID_REUSEADDR, &on, sizeof on);
+	set_option_refused(id, RDMA_OPTION_ID_REUSEADDR, &off, sizeof off);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/* RDMA_OPTION_ID_AFONLY (kernel rdma_set_afonly) is taken on an idle or
+ * bound id only: once it listens, -1, errno EINVAL. */
+void rdma_set_option__afonly_states(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct sockaddr_storage sa;
+	struct rdma_cm_id *id;
+	int on = 1;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on, sizeof on));
+	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &sa);
+	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&sa));
+	FX_OK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on, sizeof on));
+	FX_OK(rdma_listen(id, 1));
+	set_option_refused(id, RDMA_OPTION_ID_AFONLY, &on, sizeof on);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+/* An established connection cannot be rejected (the IB CM's
+ * cm_send_rej_locked takes no REJ in ESTABLISHED): -1, errno EINVAL on
+ * either side, and the peer hears nothing. */
+void rdma_reject__established(void **state)
+{
+	struct fx_link l;
+
+	fx_link_up(&l, NULL, NULL);
+	errno = 0;
+	assert_int_equal(rdma_reject(l.s.id, NULL, 0), -1);
+	RC_ASSERT_ERRNO("rdma_reject", errno, EINVAL);
+	errno = 0;
+	assert_int_equal(rdma_reject(l.c.id, NULL, 0), -1);
+	RC_ASSERT_ERRNO("rdma_reject", errno, EINVAL);
+	assert_true(fx_quiet(l.client_ch, 200));
+	assert_true(fx_quiet(l.server_ch, 200));
+	fx_link_release(&l);
+}
+
+/* An id with an SRQ gives it to a QP created without one (librdmacm
+ * rdma_create_qp_ex), and rdma_create_qp says so in the attributes. */
+void rdma_create_qp__srq_of_id(void **state)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct fx fx;
+
+	fx_reach_opts(&fx, AF_INET, FX_ADDR_RESOLVED, FX_NO_QPS);
+	FX_OK(rdma_create_srq(fx.client, NULL, &sattr));
+	FX_OK(rdma_create_qp(fx.client, NULL, &attr));
+	assert_non_null(fx.client->qp);
+	assert_ptr_equal(fx.client->qp->srq, fx.client->srq);
+	assert_ptr_equal(attr.srq, fx.client->srq);
+	rdma_destroy_qp(fx.client);
+	rdma_destroy_srq(fx.client);
+	fx_release(&fx);
+}
+
 /* ---------------------------------------------------------------- ECE */
 
 /* rdma_set_local_ece refuses a vendor id of 0 and an id that has a QP;
@@ -850,6 +990,23 @@ void rdma_notify__other_event(void **state)
 	fx_link_up(&l, NULL, NULL);
 	notify_refused(l.c.id, IBV_EVENT_LID_CHANGE, EINVAL);
 	notify_refused(l.s.id, IBV_EVENT_SQ_DRAINED, EINVAL);
+	fx_link_release(&l);
+}
+
+/* PATH_MIG moves an established connection to its alternate path
+ * (cm_migrate); before ESTABLISHED (the passive side has sent its REP)
+ * it is refused, EINVAL, and the connection then comes up as before. */
+void rdma_notify__path_mig_before_established(void **state)
+{
+	struct fx_link l;
+
+	fx_link_request(&l, fx_addr(AF_INET), NULL);
+	FX_OK(rdma_accept(l.s.id, NULL));
+	FX_OK(rdma_ack_cm_event(l.request));
+	l.request = NULL;
+	notify_refused(l.s.id, IBV_EVENT_PATH_MIG, EINVAL);
+	fx_expect_ack(l.client_ch, RDMA_CM_EVENT_ESTABLISHED, 5000);
+	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_ESTABLISHED, 5000);
 	fx_link_release(&l);
 }
 

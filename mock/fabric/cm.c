@@ -1444,8 +1444,10 @@ int fab_migrate_id(struct fab_id *id, struct fab_chan *to)
 
 /* ---------------------------------------------------------------- options */
 
-/* ucma_set_option_id: rdma_set_reuseaddr / rdma_set_afonly rules; TOS and
- * ACK_TIMEOUT are kept (they shape nothing the mock models yet). */
+/* ucma_set_option_id: rdma_set_reuseaddr / rdma_set_afonly rules; TOS is
+ * kept (it shapes nothing the mock models yet). rdma_set_ack_timeout takes
+ * an RC or XRC initiator id only, and its value overrides the CM's
+ * timeout in what rdma_init_qp_attr gives. */
 static int set_id_option(struct fab_id *id, int optname, const void *optval, size_t optlen)
 {
 	int on;
@@ -1455,10 +1457,14 @@ static int set_id_option(struct fab_id *id, int optname, const void *optval, siz
 	case RDMA_OPTION_ID_ACK_TIMEOUT:
 		if (optlen != sizeof(uint8_t))
 			return -EINVAL;
-		if (optname == RDMA_OPTION_ID_TOS)
+		if (optname == RDMA_OPTION_ID_TOS) {
 			id->tos = *(const uint8_t *)optval;
-		else
+		} else {
+			if (id->qp_type != IBV_QPT_RC && id->qp_type != IBV_QPT_XRC_SEND)
+				return -EINVAL;
 			id->ack_timeout = *(const uint8_t *)optval;
+			id->ack_timeout_set = true;
+		}
 		return 0;
 	case RDMA_OPTION_ID_REUSEADDR:
 	case RDMA_OPTION_ID_AFONLY:
@@ -1692,8 +1698,8 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 				       : id_on_ib(id) ? IB_PACKET_LIFETIME : ROCE_PACKET_LIFETIME;
 
 			*mask |= IBV_QP_TIMEOUT;
-			attr->timeout = cm_ack_timeout(
-				fab_profile_of(peer->personality)->local_ca_ack_delay, life);
+			attr->timeout = id->ack_timeout_set ? id->ack_timeout
+				: cm_ack_timeout(fab_profile_of(peer->personality)->local_ca_ack_delay, life);
 		}
 		return 0;
 	default:

@@ -96,6 +96,7 @@ struct fab_id {
 	uint32_t qkey;        /* UD: the Q_Key its SIDR REPs and joins give */
 	struct fab_join *joins; /* UD: its multicast joins (multicast.c) */
 	uint8_t ack_timeout;
+	bool ack_timeout_set; /* by rdma_set_option: rdma_init_qp_attr gives it */
 	bool route_resolved;
 	bool path_given;      /* the route is path, set by RDMA_OPTION_IB_PATH (or the REQ's) */
 	struct fab_path path;
