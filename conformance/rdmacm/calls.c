@@ -836,6 +836,32 @@ void rdma_reject__established(void **state)
 	fx_link_release(&l);
 }
 
+/* An active id destroyed while its REQ is unanswered sends a REJ with
+ * reason IB_CM_REJ_TIMEOUT (the IB CM's cm_destroy_id in REQ_SENT), which
+ * puts the passive side's CM id back to idle; ucma drops the events of a
+ * new connection not yet accepted (ucma_event_handler: its uid is still
+ * 0), so the passive side reads nothing, and its accept then fails:
+ * -1, errno EINVAL. */
+void rdma_destroy_id__request_unanswered(void **state)
+{
+	struct fx_link l;
+
+	fx_link_request(&l, fx_addr(AF_INET), NULL);
+	if (l.c.id->qp)
+		rdma_destroy_qp(l.c.id);
+	if (l.c.mr)
+		FX_VERBS_OK(ibv_dereg_mr(l.c.mr));
+	free(l.c.buf);
+	FX_OK(rdma_destroy_id(l.c.id));
+	memset(&l.c, 0, sizeof l.c);
+	assert_true(fx_quiet(l.server_ch, 500));
+	errno = 0;
+	assert_int_equal(rdma_accept(l.s.id, NULL), -1);
+	RC_ASSERT_ERRNO("rdma_accept", errno, EINVAL);
+	assert_true(fx_quiet(l.server_ch, 200));
+	fx_link_release(&l);
+}
+
 /* An id with an SRQ gives it to a QP created without one (librdmacm
  * rdma_create_qp_ex), and rdma_create_qp says so in the attributes. */
 void rdma_create_qp__srq_of_id(void **state)

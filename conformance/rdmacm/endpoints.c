@@ -195,6 +195,27 @@ void rdma_resolve_addr__unanswered_neighbour(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* A synchronous id returns the error its event carries (librdmacm
+ * ucma_complete): the unanswered neighbour's ADDR_ERROR, status
+ * -ETIMEDOUT, makes rdma_resolve_addr -1 with errno ETIMEDOUT, and the
+ * event stays in id->event. */
+void rdma_resolve_addr__sync_unanswered(void **state)
+{
+	struct sockaddr_storage addr;
+	struct rdma_cm_id *id;
+
+	fx_require_backend();
+	fx_sockaddr(AF_INET, fx_unanswered_addr(), fx_port(), &addr);
+	FX_OK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	errno = 0;
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 500), -1);
+	RC_ASSERT_ERRNO("rdma_resolve_addr", errno, ETIMEDOUT);
+	assert_non_null(id->event);
+	assert_int_equal(id->event->event, RDMA_CM_EVENT_ADDR_ERROR);
+	assert_int_equal(id->event->status, -ETIMEDOUT);
+	FX_OK(rdma_destroy_id(id));
+}
+
 /* Two synchronous endpoints with QPs: the active one gets its QP from
  * rdma_create_ep, the passive side its new QP from rdma_get_request, and
  * a synchronous connect returns with ESTABLISHED. */

@@ -98,6 +98,24 @@ void rdma_listen__addr_resolved(void **state)
 	fx_release(&fx);
 }
 
+/* An idle id is bound first: to the IPv4 wildcard and an ephemeral
+ * port, which rdma_get_src_port then gives. */
+void rdma_listen__idle_binds_wildcard(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	const struct sockaddr_in *sin;
+	struct rdma_cm_id *id;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	FX_OK(rdma_listen(id, 4));
+	sin = (const struct sockaddr_in *)rdma_get_local_addr(id);
+	assert_int_equal(sin->sin_family, AF_INET);
+	assert_int_equal(sin->sin_addr.s_addr, htonl(INADDR_ANY));
+	assert_int_not_equal(rdma_get_src_port(id), 0);
+	FX_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
 /* ---------------------------------------------------------------- rdma_establish */
 
 /* librdmacm rdma_establish is for an id without a QP; with one the
