@@ -718,6 +718,24 @@ void rdma_set_option__tos(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* The port space sets the id's QP type (librdmacm rdma_create_id): UD
+ * for RDMA_PS_IPOIB as for RDMA_PS_UDP; a port space the kernel does not
+ * know is refused (ucma_get_qp_type): -1, errno EINVAL. */
+void rdma_create_id__port_space(void **state)
+{
+	struct rdma_event_channel *ch = fx_channel();
+	struct rdma_cm_id *id = NULL;
+
+	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_IPOIB));
+	assert_int_equal(id->ps, RDMA_PS_IPOIB);
+	assert_int_equal(id->qp_type, IBV_QPT_UD);
+	FX_OK(rdma_destroy_id(id));
+	errno = 0;
+	assert_int_equal(rdma_create_id(ch, &id, NULL, (enum rdma_port_space)0x9999), -1);
+	RC_ASSERT_ERRNO("rdma_create_id", errno, EINVAL);
+	rdma_destroy_event_channel(ch);
+}
+
 /* An option name the kernel does not know at level RDMA_OPTION_ID is
  * refused (ucma_set_option_id's default): -1, errno ENOSYS. */
 void rdma_set_option__unknown_id_option(void **state)
