@@ -332,28 +332,20 @@ void ibv_modify_qp__values_out_of_range(void **state)
 /* IBV_QP_CUR_STATE: ib_modify_qp_is_ok takes it only from RTR, RTS, SQD
  * or SQE, so RESET->INIT with it fails (EINVAL); uverbs' modify_qp
  * refuses a cur_qp_state past IBV_QPS_ERR (EINVAL); RTR->RTS and RTS->RTS
- * with it, naming the state the QP is in, are made. On the way,
- * max_dest_rd_atomic past max_qp_rd_atom fails INIT->RTR (EINVAL:
- * rxe_qp_chk_attr, mlx5_ib_modify_qp against log_max_ra_res_qp). */
+ * with it, naming the state the QP is in, are made. */
 void ibv_modify_qp__current_state(void **state)
 {
-	struct ibv_device_attr dev;
 	struct ibv_qp_attr attr;
 	struct fx_qp q;
 	int mask;
 
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
-	FX_VERBS_OK(ibv_query_device(q.ctx, &dev));
 
 	mask = fx_qp_required(&q, IBV_QPS_INIT, &attr);
 	attr.cur_qp_state = IBV_QPS_RESET;
 	refused(&q, &attr, mask | IBV_QP_CUR_STATE, EINVAL, "RESET->INIT with IBV_QP_CUR_STATE");
 	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
 
-	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
-	attr.max_dest_rd_atomic = (uint8_t)(dev.max_qp_rd_atom + 1);
-	if (dev.max_qp_rd_atom < 255)
-		refused(&q, &attr, mask, EINVAL, "INIT->RTR, max_dest_rd_atomic past max_qp_rd_atom");
 	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
 	FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
 
@@ -538,3 +530,33 @@ void ibv_post_send__send_recv(void **state)
 	FX_VERBS_OK(ibv_dereg_mr(tx_mr));
 	fx_release(&fx);
 }
+
+/* INIT->RTR with max_dest_rd_atomic one past max_qp_rd_atom: refused on
+ * mlx5 (mlx5_ib_modify_qp against log_max_ra_res_qp), made on rxe, whose
+ * rxe_qp_chk_attr checks only the requester's max_rd_atomic. */
+static void dest_rd_atomic_past_max(enum fx_device_kind kind, bool refuses)
+{
+	struct ibv_device_attr dev;
+	struct ibv_qp_attr attr;
+	struct fx_qp q;
+	int mask;
+
+	fx_qp_create(&q, kind, IBV_QPT_RC);
+	FX_VERBS_OK(ibv_query_device(q.ctx, &dev));
+	if (dev.max_qp_rd_atom >= 255) {
+		fx_qp_release(&q);
+		RC_SKIP("max_qp_rd_atom %d: no uint8_t past it", dev.max_qp_rd_atom);
+	}
+	fx_qp_to(&q, IBV_QPS_INIT);
+	mask = fx_qp_required(&q, IBV_QPS_RTR, &attr);
+	attr.max_dest_rd_atomic = (uint8_t)(dev.max_qp_rd_atom + 1);
+	if (refuses)
+		refused(&q, &attr, mask, EINVAL, "INIT->RTR, max_dest_rd_atomic past max_qp_rd_atom");
+	else
+		FX_VERBS_OK(ibv_modify_qp(q.qp, &attr, mask));
+	assert_int_equal(fx_qp_state(q.qp), refuses ? IBV_QPS_INIT : IBV_QPS_RTR);
+	fx_qp_release(&q);
+}
+
+void ibv_modify_qp__dest_rd_atomic_past_max_mlx5(void **state) { dest_rd_atomic_past_max(FX_DEV_MLX5, true); }
+void ibv_modify_qp__dest_rd_atomic_past_max_not_mlx5(void **state) { dest_rd_atomic_past_max(FX_DEV_NOT_MLX5, false); }
