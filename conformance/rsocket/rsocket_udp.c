@@ -398,9 +398,11 @@ void rsend__datagram_goes_where_rsendto_went(void **state)
  * and binds. */
 void rconnect__datagram_short_address(void **state)
 {
-	int fd = fx_rsocket(AF_INET, SOCK_DGRAM);
 	struct sockaddr_storage to;
+	int fd;
 
+	RC_REQUIRE_CAPABILITY("rsocket-dgram");
+	fd = fx_rsocket(AF_INET, SOCK_DGRAM);
 	fx_rs_addr(AF_INET, fx_port(), &to);
 	errno = 0;
 	assert_int_equal(rconnect(fd, (struct sockaddr *)&to, sizeof(struct sockaddr_in) - 1), -1);
