@@ -53,7 +53,16 @@ s_mock() {
 s_mock_ib() {
 	# The same suite with mlx5_0 a ConnectX on an InfiniBand subnet: the
 	# clauses of RoCE alone skip, naming the IB clause that stands for them.
-	env -u RDMAMOCK_FABRIC RDMAMOCK_TOPOLOGY='mlx5_0=mlx5+ib:127.0.0.1/8,::1;rxe0=generic:127.0.0.2/8' \
+	# Under ASan, without LeakSanitizer: its check at each test's exit is
+	# two thirds of the suite's time there (measured: 49 s with it, 17 s
+	# without); the suite on the mock and its two-host mode look for leaks,
+	# so only the paths of an InfiniBand subnet alone go unchecked for them.
+	local leaks=
+	case ${SANITIZE:-} in *address*)
+		leaks="ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+		echo "mock-ib: under ASan without LeakSanitizer (the other suite runs look for leaks)" ;;
+	esac
+	env -u RDMAMOCK_FABRIC $leaks RDMAMOCK_TOPOLOGY='mlx5_0=mlx5+ib:127.0.0.1/8,::1;rxe0=generic:127.0.0.2/8' \
 		"$conf/rdmacheck-mock" -j "${JOBS:-$(nproc)}" --timeout "${TIMEOUT:-30}" \
 		--profile fixtures/devices/mock --tap "$out/mock-ib.tap" --junit "$out/mock-ib.xml" \
 		--results "$out/mock-ib.tsv"
@@ -81,6 +90,15 @@ s_run() {
 }
 
 s_real() {
+	# Under a sanitizer the suite against the system's rdma-core (no device:
+	# all but 13 tests skip) checks the suite's own code alone, which the
+	# suite on the mock runs too; its 771 processes each pay LeakSanitizer's
+	# exit (measured: 118 s under clang's ASan, 3 s without).
+	if [ -n "${SANITIZE:-}" ]; then
+		rm -f "$out/real.tsv"
+		echo "real: checked on the build without SANITIZE"
+		return 0
+	fi
 	"$conf/rdmacheck-real" --timeout "${TIMEOUT:-30}" --tap "$out/real.tap" \
 		--junit "$out/real.xml" --results "$out/real.tsv"
 	prove --exec cat "$out/real.tap" >/dev/null
@@ -146,4 +164,4 @@ if [ ${#failed[@]} -gt 0 ]; then
 	exit 1
 fi
 awk -F '\t' -v s="$SECONDS" '!/^#/ { n[$3]++ } END { printf "check: %d passed, %d failed, %d skipped, in %d s\n", n["pass"] + n["deviation"], n["fail"], n["skip"], s }' \
-	"$out/mock.tsv" "$out/real.tsv"
+	"$out/mock.tsv" $(ls "$out/real.tsv" 2>/dev/null)
