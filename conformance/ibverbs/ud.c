@@ -47,8 +47,10 @@ static struct ibv_qp *ud_qp(struct ud *u, struct ibv_cq *cq)
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
-	struct ibv_qp *qp = ibv_create_qp(u->pd, &init);
+	struct ibv_qp *qp;
 
+	fx_require_qp_type(u->pd->context, IBV_QPT_UD);
+	qp = ibv_create_qp(u->pd, &init);
 	if (!qp)
 		fail_msg("ibv_create_qp(UD): %s", strerror(errno));
 	FX_VERBS_OK(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));

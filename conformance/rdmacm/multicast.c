@@ -61,6 +61,8 @@ static void member_open(struct member *m, const char *group, unsigned how)
 	} else {
 		FX_OK(rdma_bind_addr(m->id, (struct sockaddr *)&src));
 	}
+	if (m->id->verbs)
+		fx_require_qp_type(m->id->verbs, IBV_QPT_UD);
 	if (how & WITH_QP)
 		FX_UDP_OK(fx_udp_create(&m->ep, m->id, FX_UDP_DEPTH));
 }

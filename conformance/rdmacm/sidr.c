@@ -59,6 +59,7 @@ static void sidr_route(struct sidr *s, int family, uint16_t port, unsigned qps)
 	FX_OK(rdma_create_id(s->client_ch, &s->client, s, RDMA_PS_UDP));
 	FX_OK(rdma_resolve_addr(s->client, NULL, (struct sockaddr *)&addr, 2000));
 	fx_expect_ack(s->client_ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
+	fx_require_qp_type(s->client->verbs, IBV_QPT_UD);
 	if (qps & CLIENT_QP)
 		FX_UDP_OK(fx_udp_create(&s->client_ep, s->client, FX_UDP_DEPTH));
 	FX_OK(rdma_resolve_route(s->client, 2000));
