@@ -25,10 +25,10 @@ conf=$build/conformance
 t0=$(now)
 phase=${RXE_PHASE:-all}
 
-declare -A column=([debian12]=rxe44 [sid]=rxe65)
+declare -A column=([debian12]=rxe44 [sid]=rxe65 [siw-debian12]=siw44)
 verdict=()
 for stack in "$@"; do
-	[ -n "${column[$stack]:-}" ] || { say "unknown stack $stack (debian12 or sid)"; exit 2; }
+	[ -n "${column[$stack]:-}" ] || { say "unknown stack $stack (debian12, sid or siw-debian12)"; exit 2; }
 done
 case $phase in
 all | guests)

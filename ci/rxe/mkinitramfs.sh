@@ -36,8 +36,9 @@ cp /bin/busybox "$t/bin/busybox"
 # ---- modules, in load order: each named module after its dependencies
 : >"$t/etc/rxe/modules"
 declare -A have_mod=()
-# e1000: the NIC of the two-guest mode (harmless where there is none).
-for m in $MODULES e1000?; do
+# e1000: the NIC of the two-guest mode (harmless where there is none);
+# siw: soft-iWARP, where ci/rxe/siw.sh built it into the stack's kernel.
+for m in $MODULES siw? e1000?; do
 	optional=0
 	case $m in *\?) optional=1; m=${m%\?} ;; esac
 	if ! deps=$(modprobe -C /dev/null -d "$MODBASE" -S "$KVER" --show-depends "$m" 2>&1); then
@@ -254,10 +255,12 @@ TESTS="${RXE_TESTS:-}"
 SUITE_ARGS="${RXE_SUITE_ARGS:-}"
 CFG
 cp "$here/init" "$t/init"
-# The stack's own profile (rxe-<stack>) where it has one, else rxe's.
+# The driver's profile for this stack (rxe-<stack>, siw-<stack>) where it
+# has one, else the driver's (RXE_DRIVER, from run.sh: rxe or siw).
 devices=$here/../../fixtures/devices
-default_profile=$devices/rxe
-[ -r "$devices/rxe-$STACK" ] && default_profile=$devices/rxe-$STACK
+drv=${RXE_DRIVER:-rxe}
+default_profile=$devices/$drv
+[ -r "$devices/$drv-$STACK" ] && default_profile=$devices/$drv-$STACK
 profile=${RXE_PROFILE-$default_profile}
 # Its folder comes along: a profile may include another beside it.
 if [ -n "$profile" ] && [ -r "$profile" ]; then

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # One soft-RoCE stack end to end:
-#   ci/rxe/run.sh STACK BUILD_DIR        (STACK: debian12 | sid)
+#   ci/rxe/run.sh STACK BUILD_DIR        (STACK: debian12 | sid | siw-debian12)
+# siw-STACK: the same stack with soft-iWARP (siw, built by siw.sh) as the
+# driver under test in place of rdma_rxe: siw0 and siw1 for rxe0 and rxe1,
+# the two-host run always on two guests.
 # 1. fetch or reuse the stack (kernel, and for sid the userspace) in the cache;
 # 2. build the initramfs with this build's binaries;
 # 3. boot it in qemu (KVM if it works here, else TCG), each guest bounded by
@@ -20,6 +23,8 @@
 set -euo pipefail
 stack=$1 build=$2
 [ -n "$stack" ] && [ -n "$build" ] || { echo "usage: ci/rxe/run.sh STACK BUILD_DIR" >&2; exit 2; }
+driver=rxe base=$stack
+case $stack in siw-*) driver=siw base=${stack#siw-} ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 RXE_TAG="rxe $stack"
 RXE_STACK=$stack
@@ -36,23 +41,27 @@ export RXE_GUEST_WATCHDOG=${RXE_GUEST_WATCHDOG:-$wd}
 t_all=$(now)
 
 stage_start fetch
-bash "$here/stack-$stack.sh" || die "preparing the $stack stack failed (see above)"
-envf=$RXE_CACHE/$stack/stack.env
+bash "$here/stack-$base.sh" || die "preparing the $base stack failed (see above)"
+if [ $driver = siw ]; then bash "$here/siw.sh" "$base" || die "building siw for the $base stack failed (see above)"; fi
+envf=$RXE_CACHE/$base/stack.env
 [ -r "$envf" ] || die "no $envf after preparing the stack"
 # shellcheck disable=SC1090
 . "$envf"
 stage_end "kernel $KVER"
 
 stage_start initramfs
-bash "$here/mkinitramfs.sh" "$envf" "$build" "$out" || die "building the initramfs failed (see above)"
+RXE_DRIVER=$driver bash "$here/mkinitramfs.sh" "$envf" "$build" "$out" || die "building the initramfs failed (see above)"
 stage_end
 mode=${RXE_TWOHOST:-$(cat "$out/rxe-netns")}
+# siw's sockets in a network namespace are untried here: two guests.
+[ $driver = rxe ] || mode=${RXE_TWOHOST:-guests}
 
 # What this stack is made of, for the report.
 {
 	echo "stack: $stack"
 	echo "kernel: $KVER ($KERNEL_PKG)"
-	if [ "$stack" = debian12 ]; then
+	echo "driver: $driver"
+	if [ "$base" = debian12 ]; then
 		dpkg-query -W -f='host: ${Package}=${Version}\n' librdmacm1 libibverbs1 ibverbs-providers \
 			libc6 libgcc-s1 libnl-3-200 libnl-route-3-200 libcmocka0 libfiu0 iproute2 busybox-static 2>/dev/null
 	else
@@ -116,7 +125,7 @@ boot() {
 		-chardev file,id=con,path="$out/console-$name.log" -serial chardev:con \
 		-chardev file,id=res,path="$out/results-$name.serial" -serial chardev:res \
 		-kernel "$VMLINUZ" -initrd "$out/initramfs.cpio.gz" \
-		-append "console=ttyS0,115200 panic=-1 loglevel=4 rdinit=/init rxe.role=$role" \
+		-append "console=ttyS0,115200 panic=-1 loglevel=4 rdinit=/init rxe.role=$role rxe.driver=$driver" \
 		"$@" </dev/null >"$out/qemu-$name.log" 2>&1 &
 	qpid[$name]=$!
 	# Show the guest's progress lines while it runs.

@@ -37,4 +37,9 @@ rxe-debian12: rxe-deps all
 rxe-sid: rxe-deps all
 	$(call rxe_run,sid)
 
-.PHONY: check-rxe rxe-deps rxe-debian12 rxe-sid
+# soft-iWARP: siw.ko built for Debian 12's kernel from its source package
+# (ci/rxe/siw.sh), the suite on siw0 as one host and two (siw44, siw44-2host).
+check-siw: rxe-deps all
+	$(call rxe_run,siw-debian12)
+
+.PHONY: check-rxe rxe-deps rxe-debian12 rxe-sid check-siw
