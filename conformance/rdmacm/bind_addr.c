@@ -175,6 +175,7 @@ void rdma_listen__loopback_any_address(void **state)
 	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 5000);
 	FX_OK(rdma_resolve_route(id, 2000));
 	fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000);
+	fx_require_cm_qp(id);
 	FX_OK(rdma_connect(id, &param));
 	ev = fx_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 5000);
 	assert_ptr_equal(ev->listen_id, listener);

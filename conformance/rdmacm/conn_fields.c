@@ -325,6 +325,7 @@ void rdma_get_cm_event__connect_response_fields(void **state)
 	fx_expect_ack(cch, RDMA_CM_EVENT_ADDR_RESOLVED, 5000);
 	FX_OK(rdma_resolve_route(client, 2000));
 	fx_expect_ack(cch, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000);
+	fx_require_cm_qp(client);
 	FX_OK(rdma_connect(client, &c));
 	ev = fx_expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST, 5000);
 	FX_FIELD(&f, ev->param.conn.qp_num, c.qp_num);

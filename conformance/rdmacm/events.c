@@ -130,6 +130,7 @@ void rdma_connect__no_listener(void **state)
 	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
 	FX_OK(rdma_resolve_route(id, 2000));
 	fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
+	fx_require_cm_qp(id);
 	FX_OK(rdma_connect(id, &param));
 	ev = fx_expect(ch, RDMA_CM_EVENT_REJECTED, WAIT_MS);
 	assert_int_equal(ev->status, 8); /* IB_CM_REJ_INVALID_SERVICE_ID */
@@ -280,6 +281,7 @@ void rdma_connect__same_qp_number(void **state)
 	struct rdma_cm_event *ev, *req;
 
 	two_clients_up(&t, 4, false);
+	fx_require_cm_qp(t.c[0]);
 	FX_OK(rdma_connect(t.c[0], (struct rdma_conn_param *)&two_param));
 	req = fx_expect(t.sch, RDMA_CM_EVENT_CONNECT_REQUEST, WAIT_MS);
 	FX_OK(rdma_connect(t.c[1], (struct rdma_conn_param *)&two_param));
