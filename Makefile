@@ -246,7 +246,8 @@ SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures -Imock/control $(
 # The suite's rooms are laid out like the mock's: rdmacm/, ibverbs/, mlx5/,
 # rsocket/, processes/ (processes, faults, the ledger), and runner/ (the
 # runner and its reports, and the registry the lists make).
-RUNNER_SRC := conformance/runner/runner.c conformance/runner/report.c conformance/runner/backend.c
+RUNNER_SRC := conformance/runner/runner.c conformance/runner/report.c conformance/runner/backend.c \
+              conformance/runner/record.c
 TEST_SRC   := $(filter-out $(RUNNER_SRC),$(wildcard conformance/*/*.c)) \
               $(wildcard fixtures/*.c)
 suite_objs  = $(patsubst %.c,$(SUITEOBJ)/%.o,$(RUNNER_SRC) $(TEST_SRC)) $(SUITEOBJ)/errno-table.o \
@@ -296,15 +297,19 @@ $(RC_REAL): $(suite_objs)
 
 # The runner checked on a list of its own (pass, fail, skip, crash, hang).
 SELFTEST_OBJ := $(BUILD)/conformance/selftest
-SELFTEST_CFLAGS := -Iconformance/runner/selftest -Iconformance/include
+SELFTEST_CFLAGS := -Iconformance/runner/selftest -Iconformance/include -Ifixtures
 selftest_objs = $(SELFTEST_OBJ)/runner.o $(SELFTEST_OBJ)/report.o \
                 $(SELFTEST_OBJ)/backend.o $(SELFTEST_OBJ)/registry.o \
-                $(SELFTEST_OBJ)/selftest.o
+                $(SELFTEST_OBJ)/selftest.o $(SELFTEST_OBJ)/profile.o $(SELFTEST_OBJ)/record.o
 $(SELFTEST_OBJ)/%.o: conformance/runner/%.c $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(SELFTEST_CFLAGS) -MMD -MP -c $< -o $@
 $(SELFTEST_OBJ)/%.o: conformance/runner/selftest/%.c $(STAMP)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) $(SELFTEST_CFLAGS) -MMD -MP -c $< -o $@
+$(SELFTEST_OBJ)/%.o: fixtures/%.c $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(SELFTEST_CFLAGS) -MMD -MP -c $< -o $@

@@ -193,23 +193,46 @@ has "$out/strict-declared.tsv" $'capability__missing\tST_CAPABILITY\tfail\t-\tst
 for bad in 'bad-keyword:4: unknown keyword '\''lack'\' \
 	'bad-clause:3: deviation ST_NO_SUCH_CLAUSE: no such clause' \
 	'no-reason:3: '\''lacks'\'' wants a capability and a reason' \
-	'bad-capability:3: capability '\''MLX5_DV'\'' is not one word'; do
+	'bad-capability:3: capability '\''MLX5_DV'\'' is not one word' \
+	'bad-attr:4: attr atomic_cap: '\''some'\'' is not one of none, hca, glob' \
+	'bad-attr-key:3: unknown attribute '\''max_queue_pairs'\'''; do
 	file=${bad%%:*}
 	expect_exit 2 "malformed profile $file" "$bin" --profile "$profiles/$file"
 	has "$out/last.log" "$profiles/$bad"
 done
 expect_exit 2 "unreadable profile" "$bin" --profile "$profiles/no-such"
-has "$out/last.log" "cannot read profile $profiles/no-such"
+has "$out/last.log" "profile $profiles/no-such: cannot read it: "
 
 # include: another profile's lacks and deviations under this one's name
 expect_exit 0 "profile with include" "$bin" --profile "$profiles/selftest-include" -t 'deviation__*'
 has "$out/last.log" 'profile selftest-include,' 'dev     deviation__fails: ' '1 known deviation' \
 	'stale deviation ST_STALE: it passes now; remove it from profile selftest-include'
 expect_exit 2 "include of a missing profile" "$bin" --profile "$profiles/include-missing"
-has "$out/last.log" "cannot read profile $profiles/no-such-profile" \
-	"$profiles/include-missing:3: include no-such-profile failed"
+has "$out/last.log" "profile $profiles/include-missing:3: include no-such-profile: $profiles/no-such-profile: cannot read it: "
 expect_exit 2 "include loop" "$bin" --profile "$profiles/include-loop"
 has "$out/last.log" 'include include-loop: nested more than 4 deep'
+
+# --record-profile: the run written as a profile (the profile's own reasons
+# kept, the rest recorded) that loads back and turns the failure into a
+# known deviation
+expect_exit 1 "--record-profile" "$bin" --profile "$profiles/selftest" -t 'capability__*' \
+	-t 'deviation__*' -t 'assert__*' --record-profile "$out/recorded"
+has "$out/last.log" "rdmacheck: profile recorded in $out/recorded"
+has "$out/recorded" 'name recorded' \
+	'# 2 passed, 1 failed, 3 skipped, 1 known deviation; a partial run (-t)' \
+	'# no attributes: this binary has no device fixtures' \
+	'lacks mlx5dv               the selftest device is not an mlx5 device' \
+	'lacks infiniband           recorded: the selftest device has no IB port' \
+	'deviation ST_ASSERT  recorded: assert__unequal_fails failed: 0x1 != 0x2 at ' \
+	'deviation ST_DEVIATION  the selftest device is known to fail this'
+grep -q 'ST_STALE\|lacks non-mlx5' "$out/recorded" &&
+	fail "recorded: a clause that passed, or a capability no test asked for, is in it"
+expect_exit 0 "a recorded profile loads back" "$bin" --profile "$out/recorded" \
+	-t 'capability__*' -t 'deviation__*' -t 'assert__*'
+has "$out/last.log" 'profile recorded,' '2 known deviations' '2 passed, 0 failed, 3 skipped'
+expect_exit 2 "--record-profile to an unwritable place" "$bin" -t 'assert__equal*' \
+	--record-profile /proc/no-such/profile
+has "$out/last.log" 'rdmacheck: cannot open /proc/no-such/profile: '
 
 # ---- --compare: the full run against an edited copy where a passing
 # clause fails and another has no result; then against the profile run

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -184,5 +185,10 @@ int rc_serve(void) __attribute__((weak));
  * --posix-probe NAME in a child started with libfiu's POSIX preload: its
  * output is the probe's result, its return the exit code. Weak, as above. */
 int rc_posix_probe(const char *name) __attribute__((weak));
+
+/* --record-profile: the attr lines of the device under test (RDMACHECK_DEVICE,
+ * else the first), with comments naming it (fixtures/record.c). 0, or -1
+ * after saying why on stderr. Weak, as above. */
+int rc_record_device(FILE *f) __attribute__((weak));
 
 #endif

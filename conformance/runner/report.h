@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "suite.h"
+#include "profile.h"
 
 /* A deviation is a failure of a clause the device profile lists as a known
  * deviation: reported, but it does not fail the run. */
@@ -44,6 +45,15 @@ int rc_write_tap(FILE *f, const struct rc_run *run);
 int rc_write_junit(FILE *f, const struct rc_run *run);
 int rc_write_results(FILE *f, const struct rc_run *run);
 
+/* --record-profile (record.c): a device profile from the run, named after
+ * path's last component; partial when -t chose the tests. 0; -1 with errno
+ * when a write failed; RC_RECORD_NO_DEVICE when the device's attributes
+ * could not be read (said on stderr). rc_skip_capability: the CAP of a skip
+ * reason "capability: CAP (...)", false if it names none. */
+#define RC_RECORD_NO_DEVICE (-2)
+int rc_write_profile(FILE *f, const char *path, const struct rc_run *run, bool partial);
+bool rc_skip_capability(const char *reason, char *cap, size_t size);
+
 /* One --column of the matrix: a heading and the results file it shows. */
 struct rc_column {
 	const char *name;
@@ -64,9 +74,10 @@ const char *rc_documented_name(enum rc_documented d);
 /* The device profile, loaded by the runner before any test forks (backend.c;
  * the tests' side is in suite.h). rc_profile_load reads FILE and returns 0,
  * or -1 after naming the file and line on stderr. rc_profile_deviation is
- * the reason the profile gives for a clause the device fails, or NULL. */
-#define RC_CAPABILITY_CHARS "abcdefghijklmnopqrstuvwxyz0123456789-"
+ * the reason the profile gives for a clause the device fails, or NULL.
+ * rc_profile is the whole profile as read (name NULL when none was). */
 int rc_profile_load(const char *path);
 const char *rc_profile_deviation(enum rc_clause_id clause);
+const struct rp_profile *rc_profile(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile.h"
 #include "report.h"
 
 #define EXIT_USAGE 2
@@ -31,7 +32,7 @@
 struct options {
 	const char **globs;
 	size_t nglobs;
-	const char *tap, *junit, *results, *matrix, *profile, *compare;
+	const char *tap, *junit, *results, *matrix, *profile, *compare, *record;
 	struct rc_column *columns;
 	size_t ncolumns;
 	unsigned timeout, jobs;
@@ -57,7 +58,10 @@ static void usage(FILE *f, const char *prog)
 		"  --tap FILE        write TAP\n"
 		"  --junit FILE      write JUnit XML\n"
 		"  --results FILE    write results TSV (input of --matrix)\n"
-		"  --serve           be the peer of a two-host run: accept or reject\n"
+		"  --record-profile FILE\n"
+		"                    write a device profile from this run: the device's\n"
+		"                    attributes and every capability it lacked and\n"
+		"                    clause it failed (to read and sort, then --profile)\n"		"  --serve           be the peer of a two-host run: accept or reject\n"
 		"                    connections as they ask, until SIGINT/SIGTERM\n"		"  --inline          run the tests in this process, one after another,\n"
 		"                    with no timeout or reports: a crash ends the runner\n"
 		"                    by its signal (for rdmamock-sweep)\n"
@@ -151,7 +155,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_LIST = 256, OPT_TAP, OPT_JUNIT, OPT_RESULTS, OPT_TIMEOUT,
 	       OPT_STRICT, OPT_MATRIX, OPT_COLUMN, OPT_SERVE, OPT_PROFILE,
-	       OPT_COMPARE, OPT_INLINE };
+	       OPT_COMPARE, OPT_INLINE, OPT_RECORD };
 	static const struct option longopts[] = {
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "tap", required_argument, NULL, OPT_TAP },
@@ -165,6 +169,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "compare", required_argument, NULL, OPT_COMPARE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "record-profile", required_argument, NULL, OPT_RECORD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -188,6 +193,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_INLINE: o->inline_run = true; break;
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_COMPARE: o->compare = optarg; break;
+		case OPT_RECORD: o->record = optarg; break;
 		case 'j':
 			if (!parse_timeout(optarg, &o->jobs)) {
 				fprintf(stderr, "%s: -j wants a number of tests at once, "
@@ -650,22 +656,6 @@ static void set_failed(struct rc_result *r, const char *fmt, ...)
 	flatten_line(r->reason);
 }
 
-/* The CAP of a skip reason "capability: CAP (...)"; false if it names none. */
-static bool skip_capability(const char *reason, char *cap, size_t size)
-{
-	static const char prefix[] = "capability: ";
-	size_t len;
-
-	if (strncmp(reason, prefix, sizeof(prefix) - 1))
-		return false;
-	reason += sizeof(prefix) - 1;
-	len = strspn(reason, RC_CAPABILITY_CHARS);
-	if (!len || len >= size || (reason[len] && reason[len] != ' '))
-		return false;
-	snprintf(cap, size, "%.*s", (int)len, reason);
-	return true;
-}
-
 #define CAPABILITY_MAX 64
 
 /* Under --strict a skip for a missing capability is a failure, declared in
@@ -674,7 +664,7 @@ static void classify_skip(struct rc_result *r, const char *skip,
 			  const struct options *o)
 {
 	char cap[CAPABILITY_MAX];
-	const char *declared = skip_capability(skip, cap, sizeof(cap)) &&
+	const char *declared = rc_skip_capability(skip, cap, sizeof(cap)) &&
 			       rc_lacks(cap, NULL) ? " [declared]" : "";
 
 	if (o->strict && !strncmp(skip, "capability:", 11)) {
@@ -1071,7 +1061,7 @@ static void print_undeclared(const struct rc_result *res, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		if (res[i].verdict != RC_SKIPPED ||
-		    !skip_capability(res[i].reason, cap, sizeof(cap)) ||
+		    !rc_skip_capability(res[i].reason, cap, sizeof(cap)) ||
 		    rc_lacks(cap, NULL))
 			continue;
 		for (j = 0; j < nseen && strcmp(seen[j].cap, cap); j++)
@@ -1146,10 +1136,29 @@ static int print_summary(const struct rc_run *run, struct rc_result *res,
 }
 
 
+/* --record-profile: the file written and closed; false after saying why. */
+static bool record_profile(FILE *f, const struct options *o, const struct rc_run *run)
+{
+	int wrote, closed;
+
+	errno = 0;
+	wrote = rc_write_profile(f, o->record, run, o->nglobs > 0);
+	closed = fclose(f);
+	if (wrote == RC_RECORD_NO_DEVICE)
+		fprintf(stderr, "rdmacheck: %s is incomplete: the device's attributes could not be "
+			"read (above)\n", o->record);
+	else if (wrote || closed)
+		fprintf(stderr, "rdmacheck: cannot write %s: %s\n", o->record,
+			strerror(errno ? errno : EIO));
+	else
+		printf("rdmacheck: profile recorded in %s\n", o->record);
+	return !wrote && !closed;
+}
+
 static int run_suite(const struct options *o, const struct rc_test **sel,
 		     size_t n, const char *binary)
 {
-	FILE *tap = NULL, *junit = NULL, *results = NULL;
+	FILE *tap = NULL, *junit = NULL, *results = NULL, *record = NULL;
 	struct rc_result *res = xcalloc(n, sizeof(*res));
 	struct rc_run run = { .backend = rc_backend_name(),
 			      .profile = rc_profile_name(), .binary = binary,
@@ -1160,7 +1169,8 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 
 	if ((o->tap && !(tap = open_report(o->tap))) ||
 	    (o->junit && !(junit = open_report(o->junit))) ||
-	    (o->results && !(results = open_report(o->results))))
+	    (o->results && !(results = open_report(o->results))) ||
+	    (o->record && !(record = open_report(o->record))))
 		return EXIT_USAGE;
 	sigchld_watch();
 	signal(SIGINT, on_interrupt);
@@ -1171,6 +1181,8 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 	reports_ok = finish_report(tap, o->tap, rc_write_tap, &run);
 	reports_ok &= finish_report(junit, o->junit, rc_write_junit, &run);
 	reports_ok &= finish_report(results, o->results, rc_write_results, &run);
+	if (record)
+		reports_ok &= record_profile(record, o, &run);
 	for (size_t i = 0; i < n; i++)
 		free(res[i].output);
 	free(res);
