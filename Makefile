@@ -122,7 +122,7 @@ VERSION := 0.1
 # The libraries' few bytes of thread-local state sit in the static TLS
 # block (glibc keeps room for a library dlopen()ed later, as pyverbs
 # loads libibverbs): read at an offset, not through __tls_get_addr.
-MOCK_CFLAGS := -Imock -Imock/include $(COMPAT_CFLAGS) $(FIU_CFLAGS) -DRDMAMOCK_VERSION='"$(VERSION)"'
+MOCK_CFLAGS := -Imock -Imock/include -Ifixtures $(COMPAT_CFLAGS) $(FIU_CFLAGS) -DRDMAMOCK_VERSION='"$(VERSION)"'
 MOCK_CFLAGS += -ftls-model=initial-exec
 # The drop-ins export only MOCK_EXPORT symbols; the core exports what its
 # version script names (the control API, and the fabric to the drop-ins).
@@ -181,7 +181,7 @@ $(MOCKOBJ)/abi/errno-table.o: $(ABI_DIR)/errno-table.c mock/control/errnos.h $(S
 	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -c $< -o $@
 
 core_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CORE_SRC)) $(MOCKOBJ)/abi/fault-points.o \
-	     $(MOCKOBJ)/abi/errno-table.o
+	     $(MOCKOBJ)/abi/errno-table.o $(MOCKOBJ)/fixtures/profile.o
 verbs_objs = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(VERBS_SRC)) $(MOCKOBJ)/abi/libibverbs-stubs.o
 cm_objs    = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(CM_SRC)) $(MOCKOBJ)/abi/librdmacm-stubs.o
 mlx5_objs  = $(patsubst mock/%.c,$(MOCKOBJ)/%.o,$(MLX5_SRC)) $(MOCKOBJ)/abi/libmlx5-stubs.o
@@ -193,6 +193,11 @@ LIB_MLX5  := $(MOCKLIB)/libmlx5.so.1
 MOCK_LIBS := $(LIB_CORE) $(LIB_VERBS) $(LIB_CM) $(LIB_MLX5)
 
 $(MOCKOBJ)/%.o: mock/%.c $(STAMP) $(CONFIG_H) Makefile
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -MMD -MP -c $< -o $@
+# The device profile's parser, shared with the suite (fixtures/profile.h).
+$(MOCKOBJ)/fixtures/%.o: fixtures/%.c $(STAMP) Makefile
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS_ALL) $(MOCK_CFLAGS) $(VISIBILITY) -MMD -MP -c $< -o $@
@@ -375,10 +380,10 @@ examples: middleware
 TOOLS := $(BUILD)/bin/rdmamock-run $(BUILD)/bin/rdmamock-sweep
 TOOL_DIRS := -DTOOL_DROPIN_REL='"$(call relpath,$(BINDIR),$(DROPINDIR))"' \
              -DTOOL_DROPIN_ABS='"$(DROPINDIR)"'
-$(BUILD)/bin/%: tools/%.c tools/tool.c tools/tool.h $(STAMP) $(DIRS_STAMP)
+$(BUILD)/bin/%: tools/%.c tools/tool.c tools/tool.h fixtures/profile.c fixtures/profile.h $(STAMP) $(DIRS_STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CFLAGS_ALL) $(TOOL_DIRS) -o $@ $< tools/tool.c $(LDFLAGS_ALL) -ldl
+	$(Q)$(CC) $(CFLAGS_ALL) $(TOOL_DIRS) -Ifixtures -o $@ $< tools/tool.c fixtures/profile.c $(LDFLAGS_ALL) -ldl
 
 # rdmamock-pair: a server and its client judged as one program (a script).
 PAIR := $(BUILD)/bin/rdmamock-pair

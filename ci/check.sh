@@ -89,6 +89,10 @@ s_run() {
 	bash ci/check-run.sh "$build"
 }
 
+s_profile() {
+	bash ci/check-profile.sh "$build" "$out/profile"
+}
+
 s_real() {
 	# Under a sanitizer the suite against the system's rdma-core (no device:
 	# all but 13 tests skip) checks the suite's own code alone, which the
@@ -116,6 +120,7 @@ steps=(
 	"s_dropin 2 drop-in: a program built against the system's librdmacm, on the mock"
 	"s_fiu 2 fault points from outside: fiu-run on an unmodified program"
 	"s_run 2 rdmamock-run: faults in the fabric, on unmodified programs"
+	"s_profile 2 device profiles: the mock's rxe0 recorded (--record-profile) and replayed (RDMAMOCK_PROFILE)"
 	"s_real 2 conformance suite on the system's rdma-core"
 	"s_install 2 make install into a staging tree: the staged tools, suite, pkg-config and man pages; make uninstall leaves nothing"
 )

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* rdmamock-run: run an unmodified program on the mock.
  *
- *   rdmamock-run [--fabric NAME] [--topology SPEC] [--fault SPEC]...
+ *   rdmamock-run [--fabric NAME] [--topology SPEC] [--profile FILE] [--fault SPEC]...
  *                [--wait-listen [tcp:|udp:]PORT] [--] PROG [ARG]...
  *
  * It puts the drop-in libraries first on LD_LIBRARY_PATH (the user's own
@@ -15,7 +15,9 @@
  * checked before PROG starts; a bad one is named, and nothing runs.
  * --wait-listen starts PROG once a CM id listens on the port (a client
  * after its server). The mock's ledger is on (RDMAMOCK_LEDGER=1 unless
- * the user set it): PROG's leaks are listed on stderr when it exits. */
+ * the user set it): PROG's leaks are listed on stderr when it exits.
+ * --profile replays a recorded device profile (RDMAMOCK_PROFILE): it is read
+ * here first, so a bad one is named before anything runs. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "profile.h"
 #include "tool.h"
 
 #define ME "rdmamock-run"
@@ -35,11 +38,13 @@
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: " ME " [--fabric NAME] [--topology SPEC] [--fault SPEC]...\n"
+		"usage: " ME " [--fabric NAME] [--topology SPEC] [--profile FILE] [--fault SPEC]...\n"
 		"                    [--wait-listen [tcp:|udp:]PORT] [--] PROG [ARG]...\n"
 		"  --fabric NAME    the fabric (RDMAMOCK_FABRIC); default: one of this run's own,\n"
 		"                   whose files go when PROG ends\n"
 		"  --topology SPEC  the devices and addresses (RDMAMOCK_TOPOLOGY syntax)\n"
+		"  --profile FILE   be the device a recorded profile describes (RDMAMOCK_PROFILE;\n"
+		"                   rdmacheck --record-profile writes one)\n"
 		"  --fault SPEC     faults, as RDMAMOCK_FAULTS (may be given more than once)\n"
 		"  --wait-listen [tcp:|udp:]PORT\n"
 		"                   start PROG once a CM id listens there (at most 30 s)\n"
@@ -47,6 +52,25 @@ static void usage(FILE *to)
 		"listed on stderr at its exit (RDMAMOCK_STRICT=1: and it aborts).\n"
 		"PROG's exit status is passed through; " ME " itself exits 2 on a usage\n"
 		"error or a bad fault, 127 when PROG cannot be run.\n");
+}
+
+/* --profile FILE: read with the mock's own parser, so that a bad profile
+ * stops the run here, then named to PROG by its full path (PROG may chdir). */
+static void use_profile(const char *path)
+{
+	struct rp_profile p;
+	char err[2048], full[PATH_MAX];
+
+	if (rp_load(path, &p, err, sizeof err)) {
+		fprintf(stderr, ME ": --profile %s\n", err);
+		exit(2);
+	}
+	rp_free(&p);
+	if (!realpath(path, full)) {
+		fprintf(stderr, ME ": --profile %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	setenv("RDMAMOCK_PROFILE", full, 1);
 }
 
 /* --wait-listen [tcp:|udp:]PORT: wait, up to 30 s, until a CM id listens
@@ -149,12 +173,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fabric", required_argument, NULL, 'f' },
 		{ "topology", required_argument, NULL, 't' },
+		{ "profile", required_argument, NULL, 'p' },
 		{ "fault", required_argument, NULL, 'F' },
 		{ "wait-listen", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *fabric = getenv("RDMAMOCK_FABRIC"), *topology = NULL, *listen_at = NULL;
+	const char *fabric = getenv("RDMAMOCK_FABRIC"), *topology = NULL, *listen_at = NULL, *profile = NULL;
 	char dir[PATH_MAX], own[32], *faults = NULL;
 	int c;
 
@@ -165,6 +190,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			topology = optarg;
+			break;
+		case 'p':
+			profile = optarg;
 			break;
 		case 'F':
 			faults = tool_append(faults, ";", optarg);
@@ -197,6 +225,8 @@ int main(int argc, char **argv)
 	setenv("RDMAMOCK_FABRIC", fabric, 1);
 	if (topology)
 		setenv("RDMAMOCK_TOPOLOGY", topology, 1);
+	if (profile)
+		use_profile(profile);
 	setenv("RDMAMOCK_LEDGER", "1", 0); /* the user's 0 stays */
 	tool_library_path(dir);
 	if (listen_at)

@@ -50,7 +50,7 @@ static void skip_why(const char *reason, const char *cap, char *why, size_t size
 	open += strspn(open, " ");
 	if (*open == '(')
 		open++;
-	len = strcspn(open, ")");
+	len = strrchr(open, ')') ? (size_t)(strrchr(open, ')') - open) : strlen(open);
 	snprintf(why, size, "recorded: %.*s", (int)len, open);
 	if (strstr(why, "; profile "))
 		*strstr(why, "; profile ") = '\0';

@@ -61,6 +61,8 @@ static const struct fab_profile profiles[] = {
 		/* MEMIC: 128 KiB, as ibv_devinfo -v reports on ConnectX-6 Dx
 		 * (part 4125) and other ConnectX devices in published output. */
 		.max_dm_size = 131072,
+		.atomic_cap = IBV_ATOMIC_HCA,
+		.gid_roce_v1 = true,
 	},
 	/* rdma_rxe as measured on Debian 12's kernel 6.1 (ibv_query_device,
 	 * ibv_query_port), less the fast registration it has and the mock has
@@ -97,10 +99,11 @@ static const struct fab_profile profiles[] = {
 		.active_width = 1, /* 1X */
 		.active_speed = 1, /* 2.5 Gb/s */
 		.srq_resize = true,
+		.atomic_cap = IBV_ATOMIC_HCA,
 	},
 };
 
-const struct fab_profile *fab_profile_of(enum rdmamock_personality p)
+const struct fab_profile *fab_personality_profile(enum rdmamock_personality p)
 {
 	return &profiles[p == RDMAMOCK_MLX5 ? RDMAMOCK_MLX5 : RDMAMOCK_GENERIC];
 }
@@ -120,7 +123,7 @@ int fab_device_attr(unsigned serial, struct ibv_device_attr *attr)
 	snprintf(attr->fw_ver, sizeof attr->fw_ver, "%s", p->fw_ver);
 	attr->node_guid = info.guid;
 	attr->sys_image_guid = info.guid;
-	attr->max_mr_size = ~0ull;
+	attr->max_mr_size = p->max_mr_size ? p->max_mr_size : ~0ull;
 	attr->page_size_cap = 0xfffff000;
 	attr->vendor_id = p->vendor_id;
 	attr->vendor_part_id = p->vendor_part_id;
@@ -129,7 +132,7 @@ int fab_device_attr(unsigned serial, struct ibv_device_attr *attr)
 	attr->max_qp_wr = p->max_qp_wr;
 	attr->device_cap_flags = p->device_cap_flags;
 	attr->max_sge = p->max_sge;
-	attr->max_sge_rd = p->max_sge;
+	attr->max_sge_rd = p->max_sge_rd ? p->max_sge_rd : p->max_sge;
 	attr->max_cq = p->max_cq;
 	attr->max_cqe = p->max_cqe;
 	attr->max_mr = p->max_mr;
@@ -137,8 +140,8 @@ int fab_device_attr(unsigned serial, struct ibv_device_attr *attr)
 	attr->max_pd = p->max_pd;
 	attr->max_qp_rd_atom = p->max_qp_rd_atom;
 	attr->max_res_rd_atom = p->max_qp_rd_atom * p->max_qp;
-	attr->max_qp_init_rd_atom = p->max_qp_rd_atom;
-	attr->atomic_cap = IBV_ATOMIC_HCA;
+	attr->max_qp_init_rd_atom = p->max_qp_init_rd_atom ? p->max_qp_init_rd_atom : p->max_qp_rd_atom;
+	attr->atomic_cap = p->atomic_cap;
 	attr->max_mcast_grp = p->max_mcast_grp;
 	attr->max_mcast_qp_attach = p->max_mcast_qp_attach;
 	attr->max_total_mcast_qp_attach = p->max_mcast_grp * p->max_mcast_qp_attach;

@@ -143,9 +143,24 @@ struct fab_profile {
 	bool completion_timestamp; /* IBV_WC_EX_WITH_COMPLETION_TIMESTAMP */
 	uint64_t hca_core_clock;   /* kHz, when there are timestamps */
 	uint64_t max_dm_size;      /* device memory (MEMIC) in all; 0: none */
+	/* Where 0, what the device reports follows from the fields above, as on
+	 * both personalities: max_sge for max_sge_rd, max_qp_rd_atom for
+	 * max_qp_init_rd_atom, all of memory for max_mr_size. A replayed
+	 * profile (replay.c) gives them as the device reported them. */
+	int max_sge_rd;
+	int max_qp_init_rd_atom;
+	uint64_t max_mr_size;
+	uint8_t atomic_cap;        /* enum ibv_atomic_cap */
+	uint8_t transport;         /* enum ibv_transport_type: IB (RoCE) or iWARP */
+	bool gid_roce_v1;          /* a RoCE v1 GID beside each v2 one (mlx5_ib) */
 };
 
+/* The attributes of a personality's devices: its own, or the profile
+ * RDMAMOCK_PROFILE names where that replays this personality (replay.c). */
 const struct fab_profile *fab_profile_of(enum rdmamock_personality p);
+/* RDMAMOCK_PROFILE: the topology its device makes, "NAME=KIND:ADDRS", or
+ * NULL when no profile is replayed. */
+const char *fab_replay_topology(void);
 
 /* A device's attributes as ibv_query_device reports them. */
 int fab_device_attr(unsigned serial, struct ibv_device_attr *attr);

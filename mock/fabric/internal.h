@@ -227,6 +227,9 @@ struct fabric {
 extern struct fabric *fab_fabric;
 #define fab (*fab_fabric)
 
+/* A personality's own attributes (attrs.c), before any replayed profile. */
+const struct fab_profile *fab_personality_profile(enum rdmamock_personality p);
+
 void fab_state_init(struct fabric *f);
 void fab_lock(void);
 void fab_unlock(void);

@@ -315,7 +315,7 @@ void topology_check_locked(void)
 	int err;
 
 	if (!spec)
-		spec = DEFAULT_TOPOLOGY;
+		spec = fab_replay_topology() ? fab_replay_topology() : DEFAULT_TOPOLOGY;
 	err = parse_topology(spec, &list);
 	if (err)
 		mock_abort("RDMAMOCK_TOPOLOGY", "cannot use \"%s\": %s", spec, strerror(-err));
@@ -336,7 +336,7 @@ void topology_init_locked(void)
 	int err;
 
 	if (!spec)
-		spec = DEFAULT_TOPOLOGY;
+		spec = fab_replay_topology() ? fab_replay_topology() : DEFAULT_TOPOLOGY;
 	err = topology_load_locked(spec);
 	if (err)
 		mock_abort("RDMAMOCK_TOPOLOGY", "cannot use \"%s\": %s (expected NAME=mlx5|generic:ADDR[/PREFIX][,ADDR...][;...])",
@@ -601,7 +601,7 @@ int fab_device_by_guid(__be64 guid, struct fab_device_info *out)
  * each address at an even index as v1 and at the odd one after it as v2. */
 static int gid_versions(const struct fab_device *dev)
 {
-	return dev->personality == RDMAMOCK_MLX5 ? 2 : 1;
+	return fab_profile_of(dev->personality)->gid_roce_v1 ? 2 : 1;
 }
 
 /* The address that is the device's default GID: its first link-local one,

@@ -99,8 +99,9 @@ static struct mock_device *device_for(const struct fab_device_info *info)
 	m->guid = info->guid;
 	m->ib = info->ib;
 	m->lid = info->lid;
-	m->dev.node_type = IBV_NODE_CA;
-	m->dev.transport_type = IBV_TRANSPORT_IB; /* RoCE */
+	/* RoCE, or an RNIC where a replayed profile says iWARP */
+	m->dev.transport_type = fab_profile_of(m->personality)->transport;
+	m->dev.node_type = m->dev.transport_type == IBV_TRANSPORT_IWARP ? IBV_NODE_RNIC : IBV_NODE_CA;
 	snprintf(m->dev.name, sizeof m->dev.name, "%s", info->name);
 	snprintf(m->dev.dev_name, sizeof m->dev.dev_name, "uverbs%u", info->serial - 1);
 	snprintf(m->dev.dev_path, sizeof m->dev.dev_path,

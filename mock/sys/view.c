@@ -431,7 +431,7 @@ static void walk_device(struct walk *w, const struct fab_device_info *d)
 	if (under(w, ibdir)) {
 		dir(w, ibdir);
 		guid_text(d->guid, guid);
-		ATTR(ibdir, "node_type", "1: CA\n");
+		ATTR(ibdir, "node_type", "%s\n", p->transport == IBV_TRANSPORT_IWARP ? "4: RNIC" : "1: CA");
 		ATTR(ibdir, "node_guid", "%s\n", guid);
 		ATTR(ibdir, "sys_image_guid", "%s\n", guid);
 		ATTR(ibdir, "fw_ver", "%s\n", mlx5 ? p->fw_ver : "");

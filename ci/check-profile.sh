@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# Device profiles both ways, on the mock: --record-profile writes the
+# mock's rxe0 as a profile; replayed (RDMAMOCK_PROFILE, rdmamock-run
+# --profile, rdmacheck --profile) the mock is that device, so a second
+# recording gives the same attributes; an edited profile is replayed as
+# edited, and what the mock cannot be is said.
+#   ci/check-profile.sh BUILD_DIR OUTDIR
+set -euo pipefail
+build=$1 out=$2
+mock=$build/conformance/rdmacheck-mock
+mkdir -p "$out"
+fail() { echo "check-profile: $*" >&2; exit 1; }
+queries=(-t 'ibv_query_device*' -t 'ibv_query_port*' -t 'ibv_query_gid*')
+attrs() { grep '^attr ' "$1"; }
+
+# record rxe0, in the default topology beside mlx5_0
+env -u RDMAMOCK_PROFILE RDMACHECK_DEVICE=rxe0 RDMACHECK_ADDR=127.0.0.2 "$mock" --profile fixtures/devices/mock \
+	"${queries[@]}" --record-profile "$out/rxe0" >"$out/record.log" 2>&1 ||
+	fail "recording rxe0 failed (see $out/record.log)"
+grep -qx 'name rxe0' "$out/rxe0" || fail "$out/rxe0: no 'name rxe0' line"
+[ "$(attrs "$out/rxe0" | wc -l)" -ge 40 ] || fail "$out/rxe0: fewer than 40 attr lines"
+grep -Eq '^attr device +rxe0$' "$out/rxe0" || fail "$out/rxe0: not the device rxe0"
+
+# replayed, the fabric is rxe0 alone, at 127.0.0.1: recorded again, the same
+RDMAMOCK_PROFILE=$(readlink -f "$out/rxe0") "$mock" --profile fixtures/devices/mock "${queries[@]}" \
+	--record-profile "$out/rxe0-again" >"$out/replay.log" 2>&1 ||
+	fail "the suite's queries on the replayed rxe0 failed (see $out/replay.log)"
+diff <(attrs "$out/rxe0") <(attrs "$out/rxe0-again") >"$out/replay.diff" ||
+	fail "replayed, rxe0 reports other attributes (see $out/replay.diff)"
+echo "check-profile: rxe0 recorded ($(attrs "$out/rxe0" | wc -l) attributes) and replayed: the same again"
+
+# an edited profile: another device, as edited
+sed -e 's/^attr device .*/attr device siw7/' -e 's/^attr max_qp .*/attr max_qp 4242/' \
+	-e 's/^attr atomic_cap .*/attr atomic_cap none/' -e 's/^attr transport .*/attr transport iwarp/' \
+	-e 's/^attr active_mtu .*/attr active_mtu 2048/' \
+	"$out/rxe0" >"$out/edited"
+build/bin/rdmamock-run --profile "$out/edited" "$mock" --profile fixtures/devices/mock "${queries[@]}" \
+	-t 'ibv_post_send__ud_mtu' --record-profile "$out/edited-again" >"$out/edited.log" 2>&1 ||
+	fail "the queries on the edited profile failed (see $out/edited.log)"
+for want in 'device +siw7' 'max_qp +4242' 'atomic_cap +none' 'transport +iwarp' 'active_mtu +1024'; do
+	grep -Eq "^attr $want\$" "$out/edited-again" || fail "edited profile replayed: no 'attr $want' (see $out/edited-again)"
+done
+grep -q 'RDMAMOCK_PROFILE: attr active_mtu 2048 is not replayed' "$out/edited.log" ||
+	fail "an active_mtu the mock cannot give is not said (see $out/edited.log)"
+grep -q '^lacks ud  *recorded: ' "$out/edited-again" ||
+	fail "on a replayed iWARP device a UD QP is not skipped as lacking ud (see $out/edited-again)"
+echo "check-profile: an edited profile replayed as edited (iWARP, max_qp 4242, no atomics), active_mtu 2048 said not replayed"
+
+# rdmacheck --profile on the mock replays a recorded profile
+build/bin/rdmacheck --profile "$out/edited" -t 'ibv_query_device*' --record-profile "$out/frontend" \
+	>"$out/frontend.log" 2>&1 || fail "rdmacheck --profile $out/edited failed (see $out/frontend.log)"
+grep -Eq '^attr max_qp +4242$' "$out/frontend" || fail "rdmacheck --profile did not replay it"
+
+# a bad profile stops rdmamock-run before the program, naming the line
+printf 'name bad\nattr max_qp lots\n' >"$out/bad"
+if build/bin/rdmamock-run --profile "$out/bad" true 2>"$out/bad.log"; then fail "rdmamock-run took a bad profile"; fi
+grep -q "$out/bad:2: attr max_qp: 'lots' is not a number" "$out/bad.log" || fail "bad profile: $(cat "$out/bad.log")"
+echo "check-profile: rdmacheck --profile replays it; a bad profile is named by rdmamock-run before anything runs"

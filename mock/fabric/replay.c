@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* RDMAMOCK_PROFILE=FILE: the mock as the device a recorded profile
+ * describes (rdmacheck --record-profile; the format and the one parser
+ * are fixtures/profile.h). A profile's attr lines replace the attributes
+ * of the personality that models that device best: mlx5 for Mellanox's
+ * vendor id, generic (rdma_rxe's behaviour) for the rest; and with no
+ * RDMAMOCK_TOPOLOGY the fabric is that one device, under the name it had.
+ * What the profile records and the mock cannot be (a second port, an MTU
+ * of its own) is said once on stderr, naming the line, and the device
+ * keeps the mock's. A profile with no attr lines replays nothing: a
+ * hand-written profile only declares, for the suite. Every process reads
+ * the variable for itself, as it reads RDMAMOCK_TOPOLOGY. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "control/mock.h"
+#include "profile.h"
+
+#define MELLANOX_VENDOR_ID 0x02c9
+
+static struct {
+	pthread_once_t once;
+	bool on;
+	enum rdmamock_personality as;
+	struct fab_profile attrs;
+	struct rp_profile profile;
+	char topology[FAB_NAME_MAX + 64];
+} replay = { .once = PTHREAD_ONCE_INIT };
+
+static void not_replayed(const struct rp_profile *p, enum rp_attr_id id, const char *mock)
+{
+	mock_log("RDMAMOCK_PROFILE: attr %s %s is not replayed: the mock's device has %s",
+		 rp_attr_key(id), p->text[id], mock);
+}
+
+/* A number attribute into a field of the profile, when the profile has it. */
+#define TAKE(field)                                                     \
+	do {                                                            \
+		if (p->has[RP_ATTR_##field])                            \
+			a->field = (__typeof__(a->field))p->num[RP_ATTR_##field]; \
+	} while (0)
+
+static void take_attrs(const struct rp_profile *p, struct fab_profile *a)
+{
+	if (p->has[RP_ATTR_fw_ver])
+		a->fw_ver = p->text[RP_ATTR_fw_ver];
+	TAKE(vendor_id); TAKE(vendor_part_id); TAKE(hw_ver); TAKE(max_qp);
+	TAKE(max_qp_wr); TAKE(device_cap_flags); TAKE(max_sge); TAKE(max_sge_rd);
+	TAKE(max_cq); TAKE(max_cqe); TAKE(max_mr); TAKE(max_mr_size); TAKE(max_mw);
+	TAKE(max_pd); TAKE(max_qp_rd_atom); TAKE(max_qp_init_rd_atom); TAKE(atomic_cap);
+	TAKE(max_mcast_grp); TAKE(max_mcast_qp_attach); TAKE(max_ah); TAKE(max_srq);
+	TAKE(max_srq_wr); TAKE(max_srq_sge); TAKE(max_pkeys); TAKE(local_ca_ack_delay);
+	TAKE(max_dm_size); TAKE(hca_core_clock); TAKE(gid_tbl_len); TAKE(port_cap_flags);
+	TAKE(max_msg_sz); TAKE(pkey_tbl_len); TAKE(active_width); TAKE(active_speed);
+	TAKE(transport);
+	if (p->has[RP_ATTR_device_cap_flags]) {
+		a->xrc = a->device_cap_flags & IBV_DEVICE_XRC;
+		a->srq_resize = a->device_cap_flags & IBV_DEVICE_SRQ_RESIZE;
+	}
+	if (p->has[RP_ATTR_completion_timestamp_mask])
+		a->completion_timestamp = p->num[RP_ATTR_completion_timestamp_mask] != 0;
+	if (p->has[RP_ATTR_gid_types]) {
+		const char *t = p->text[RP_ATTR_gid_types];
+
+		if (!strcmp(t, "roce-v1,roce-v2") || !strcmp(t, "roce-v2,roce-v1"))
+			a->gid_roce_v1 = true;
+		else if (!strcmp(t, "roce-v2") || !strcmp(t, "ib") || !strcmp(t, "-"))
+			a->gid_roce_v1 = false;
+		else
+			not_replayed(p, RP_ATTR_gid_types, a->gid_roce_v1 ? "roce-v1,roce-v2" : "roce-v2");
+	}
+}
+
+/* What the mock's devices are whatever the profile says: one port; RoCE
+ * (InfiniBand only as an mlx5 device's +ib port, which a topology names);
+ * MTU 4096, active 1024 on RoCE. */
+static void check_fixed(const struct rp_profile *p)
+{
+	static const struct {
+		enum rp_attr_id id;
+		uint64_t value;
+		const char *mock;
+	} fixed[] = {
+		{ RP_ATTR_phys_port_cnt, 1, "one port" },
+		{ RP_ATTR_link_layer, IBV_LINK_LAYER_ETHERNET, "an Ethernet (RoCE) port" },
+		{ RP_ATTR_max_mtu, IBV_MTU_4096, "max_mtu 4096" },
+		{ RP_ATTR_active_mtu, IBV_MTU_1024, "active_mtu 1024 (RoCE on a 1500-byte netdev)" },
+	};
+
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		if (p->has[fixed[i].id] && p->num[fixed[i].id] != fixed[i].value)
+			not_replayed(p, fixed[i].id, fixed[i].mock);
+}
+
+static void replay_load(void)
+{
+	const char *path = getenv("RDMAMOCK_PROFILE");
+	struct rp_profile *p = &replay.profile;
+	const char *name;
+	char err[2048];
+	bool any = false;
+
+	if (!path || !*path)
+		return;
+	if (rp_load(path, p, err, sizeof err))
+		mock_abort("RDMAMOCK_PROFILE", "%s", err);
+	for (int i = 0; i < RP_ATTR__COUNT; i++)
+		any |= p->has[i];
+	if (!any) {
+		mock_log("RDMAMOCK_PROFILE: %s (profile %s) has no attr lines, so nothing to replay: "
+			 "its devices are the mock's own (rdmacheck --record-profile writes them)",
+			 path, p->name);
+		return;
+	}
+	replay.as = p->has[RP_ATTR_vendor_id] && p->num[RP_ATTR_vendor_id] == MELLANOX_VENDOR_ID ?
+			    RDMAMOCK_MLX5 : RDMAMOCK_GENERIC;
+	replay.attrs = *fab_personality_profile(replay.as);
+	take_attrs(p, &replay.attrs);
+	check_fixed(p);
+	name = p->has[RP_ATTR_device] ? p->text[RP_ATTR_device] : "mock0";
+	if (strlen(name) >= FAB_NAME_MAX || name[strspn(name, "abcdefghijklmnopqrstuvwxyz"
+							  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")])
+		mock_abort("RDMAMOCK_PROFILE", "%s: attr device %s is not a device name the mock can give",
+			   path, name);
+	snprintf(replay.topology, sizeof replay.topology, "%s=%s:127.0.0.1/8,::1", name,
+		 replay.as == RDMAMOCK_MLX5 ? "mlx5" : "generic");
+	replay.on = true;
+}
+
+const struct fab_profile *fab_profile_of(enum rdmamock_personality p)
+{
+	pthread_once(&replay.once, replay_load);
+	if (replay.on && (p == RDMAMOCK_MLX5) == (replay.as == RDMAMOCK_MLX5))
+		return &replay.attrs;
+	return fab_personality_profile(p);
+}
+
+const char *fab_replay_topology(void)
+{
+	pthread_once(&replay.once, replay_load);
+	return replay.on ? replay.topology : NULL;
+}
