@@ -103,6 +103,7 @@ void ibv_poll_cq__send_imm_fields(void **state)
 	struct fx_link l;
 
 	EACH_DEVICE(l, f, NULL, NULL) {
+		fx_require_ib_transport(l.c.id->verbs, "immediate-data", FX_IWARP_NO_IMMEDIATE);
 		fx_post_recv(&l.s, 21, 0, 256);
 		send_with(&l.c, 22, IBV_WR_SEND_WITH_IMM, LEN, NULL, 0);
 		fx_wc(l.c.id->send_cq, &wc);
@@ -143,6 +144,7 @@ void ibv_poll_cq__write_imm_fields(void **state)
 	struct fx_link l;
 
 	EACH_DEVICE(l, f, NULL, NULL) {
+		fx_require_ib_transport(l.c.id->verbs, "immediate-data", FX_IWARP_NO_IMMEDIATE);
 		fill(&l.c, 0, LEN, 9);
 		fx_post_recv(&l.s, 41, 0, 16);
 		send_with(&l.c, 42, IBV_WR_RDMA_WRITE_WITH_IMM, LEN, &l.s, 128);
@@ -193,6 +195,7 @@ void ibv_poll_cq__atomic_fields(void **state)
 	uint64_t *target, *result;
 
 	EACH_DEVICE(l, f, NULL, NULL) {
+		fx_require_atomics(l.c.id->verbs);
 		struct ibv_sge sge = { (uintptr_t)l.c.buf, 8, l.c.mr->lkey };
 		struct ibv_send_wr wr = { .wr_id = 61, .sg_list = &sge, .num_sge = 1,
 					  .opcode = IBV_WR_ATOMIC_CMP_AND_SWP,

@@ -118,6 +118,7 @@ void ibv_query_port__roce(void **state)
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
 	struct ibv_port_attr port = port_of(ctx);
 
+	fx_require_ib_transport(ctx, "roce", FX_IWARP_NO_ROCE);
 	if (port.link_layer == IBV_LINK_LAYER_INFINIBAND) {
 		FX_VERBS_OK(ibv_close_device(ctx));
 		RC_SKIP("port 1 is InfiniBand: IB_PORT checks it");
@@ -178,6 +179,7 @@ void ibv_query_gid_ex__entries(void **state)
 		FX_VERBS_OK(ibv_close_device(ctx));
 		RC_SKIP("port 1 is InfiniBand: IB_PORT checks its GID");
 	}
+	fx_require_ib_transport(ctx, "roce", FX_IWARP_NO_ROCE);
 	assert_int_equal(inet_pton(AF_INET, fx_addr(AF_INET), &v4.raw[12]), 1);
 
 	for (int i = 0; i < len; i++) {
@@ -279,6 +281,7 @@ void ibv_query_pkey__default(void **state)
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
 	__be16 pkey;
 
+	fx_require_ib_transport(ctx, "pkeys", FX_IWARP_NO_PKEYS);
 	FX_OK(ibv_query_pkey(ctx, 1, 0, &pkey));
 	assert_int_equal(pkey, htons(0xffff));
 	FX_VERBS_OK(ibv_close_device(ctx));
@@ -300,6 +303,7 @@ void ibv_get_pkey_index__default(void **state)
 {
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
 
+	fx_require_ib_transport(ctx, "pkeys", FX_IWARP_NO_PKEYS);
 	assert_int_equal(ibv_get_pkey_index(ctx, 1, htons(0xffff)), 0);
 	FX_VERBS_OK(ibv_close_device(ctx));
 }

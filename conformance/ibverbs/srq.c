@@ -72,7 +72,7 @@ static uint32_t srq_size(struct ibv_srq *srq)
 {
 	struct ibv_srq_attr attr;
 
-	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 	return attr.max_wr;
 }
 
@@ -130,7 +130,7 @@ void ibv_create_srq__granted_at_least_requested(void **state)
 	srq = srq_create(d.pd, 10, 1, 0, &init);
 	RC_ASSERT_IN_RANGE(init.attr.max_wr, 10, d.attr.max_srq_wr * 2ull);
 	RC_ASSERT_IN_RANGE(init.attr.max_sge, 1, d.attr.max_srq_sge);
-	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 	RC_ASSERT_IN_RANGE(attr.max_wr, 10, d.attr.max_srq_wr * 2ull);
 	RC_ASSERT_IN_RANGE(attr.max_sge, 1, d.attr.max_srq_sge);
 	FX_VERBS_OK(ibv_destroy_srq(srq));
@@ -147,7 +147,7 @@ void ibv_create_srq__no_sge(void **state)
 	dev_open(&d, fx_open_device(FX_DEV_UNDER_TEST));
 	srq = srq_create(d.pd, 10, 0, 0, &init);
 	RC_ASSERT_IN_RANGE(init.attr.max_sge, 1, d.attr.max_srq_sge);
-	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 	RC_ASSERT_IN_RANGE(attr.max_sge, 1, d.attr.max_srq_sge);
 	FX_VERBS_OK(ibv_destroy_srq(srq));
 	dev_close(&d);
@@ -233,7 +233,7 @@ void ibv_modify_srq__limit_over_size(void **state)
 	dev_open(&d, fx_open_device(FX_DEV_UNDER_TEST));
 	srq = srq_create(d.pd, 10, 1, 0, NULL);
 	RC_ASSERT_ERRNO("ibv_modify_srq", ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), EINVAL);
-	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 	assert_int_equal(attr.srq_limit, 0);
 	attr.srq_limit = 0;
 	FX_VERBS_OK(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT));
@@ -300,7 +300,7 @@ void ibv_modify_srq__limit_event(void **state)
 	qp_on_srq(&q, 10, &srq);
 	fx_qp_to(&q, IBV_QPS_RTS);
 	FX_VERBS_OK(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT));
-	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 	assert_int_equal(attr.srq_limit, 3);
 	post_srq_recvs(srq, q.mr, q.buf + 32, 32, 5, 0);
 	for (int consumed = 1; consumed <= 5; consumed++) {
@@ -313,7 +313,7 @@ void ibv_modify_srq__limit_event(void **state)
 		fx_async_expect(q.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, EVENT_MS, &ev);
 		assert_ptr_equal(ev.element.srq, srq);
 		ibv_ack_async_event(&ev);
-		FX_VERBS_OK(ibv_query_srq(srq, &attr));
+		FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 		assert_int_equal(attr.srq_limit, 0);
 	}
 	release_with_srq(&q, srq);
@@ -374,7 +374,7 @@ void ibv_modify_srq__armed_below_limit(void **state)
 	assert_true(fx_async_quiet(d.ctx, 300));
 	post_srq_recvs(srq, d.mr, d.buf, sizeof d.buf, 1, 2);
 	assert_true(fx_async_quiet(d.ctx, 300));
-	FX_VERBS_OK(ibv_query_srq(srq, &attr));
+	FX_PROVIDED_OK("ibv_query_srq", "query-srq", ibv_query_srq(srq, &attr));
 	assert_int_equal(attr.srq_limit, 3);
 	FX_VERBS_OK(ibv_destroy_srq(srq));
 	dev_close(&d);

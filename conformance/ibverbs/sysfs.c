@@ -47,6 +47,18 @@ static int sysfs(const char *dir, const char *file, char *buf, size_t size)
 	return (int)n;
 }
 
+/* node_type as the kernel shows it (core/sysfs.c node_type_show): the
+ * number and the name of the device's kind, a CA or an iWARP RNIC. */
+static const char *node_type_line(const struct ibv_device *dev)
+{
+	switch (dev->node_type) {
+	case IBV_NODE_CA: return "1: CA\n";
+	case IBV_NODE_RNIC: return "4: RNIC\n";
+	default: fail_msg("%s: node type %d, neither a CA nor an RNIC", dev->name, dev->node_type);
+	}
+	return NULL;
+}
+
 static void expect_file(const char *dir, const char *file, const char *want)
 {
 	char got[256];
@@ -97,7 +109,8 @@ void sysfs__device_and_uverbs(void **state)
 	snprintf(want, sizeof want, "%04x:%04x:%04x:%04x", (unsigned)(guid >> 48) & 0xffff,
 		 (unsigned)(guid >> 32) & 0xffff, (unsigned)(guid >> 16) & 0xffff, (unsigned)guid & 0xffff);
 	expect_file(dev->ibdev_path, "node_guid", want);
-	expect_file(dev->ibdev_path, "node_type", "1: CA");
+	snprintf(want, sizeof want, "%.*s", (int)strcspn(node_type_line(dev), "\n"), node_type_line(dev));
+	expect_file(dev->ibdev_path, "node_type", want);
 	snprintf(path, sizeof path, "/sys/class/infiniband/%s", ibv_get_device_name(dev));
 	assert_string_equal(path, dev->ibdev_path);
 	snprintf(path, sizeof path, "/sys/class/infiniband_verbs/%s", dev->dev_name);
@@ -122,10 +135,13 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 void ibv_read_sysfs_file__node_type(void **state)
 {
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	const char *want = node_type_line(ctx->device);
 	char buf[64], small[3];
 
-	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "node_type", buf, sizeof buf), 5);
-	assert_string_equal(buf, "1: CA");
+	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "node_type", buf, sizeof buf),
+			 strlen(want) - 1);
+	assert_memory_equal(buf, want, strlen(want) - 1);
+	assert_int_equal(buf[strlen(want) - 1], '\0');
 	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "node_type", small, sizeof small), -1);
 	errno = 0;
 	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "no_such_file", buf, sizeof buf), -1);
@@ -204,7 +220,18 @@ void sysfs__port_attributes(void **state)
 	expect_file(port, "lid", want);
 	snprintf(want, sizeof want, "0x%08x", pa.port_cap_flags);
 	expect_file(port, "cap_mask", want);
-	expect_file(port, "pkeys/0", "0xffff");
+	/* One file per P_Key slot (core/sysfs.c alloc_group_attrs over
+	 * pkey_tbl_len): none on an iWARP port, which has no P_Keys. */
+	if (pa.pkey_tbl_len) {
+		expect_file(port, "pkeys/0", "0xffff");
+	} else {
+		char slot[600];
+
+		snprintf(slot, sizeof slot, "%s/pkeys/0", port);
+		errno = 0;
+		assert_int_equal(access(slot, F_OK), -1);
+		RC_ASSERT_ERRNO("access", errno, ENOENT);
+	}
 	ibv_close_device(ctx);
 }
 
@@ -391,6 +418,7 @@ void sysfs__attribute_file(void **state)
 {
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
 	const char *name = ibv_get_device_name(ctx->device);
+	const char *want = node_type_line(ctx->device);
 	char path[512], line[64], cwd[PATH_MAX];
 	struct statx stx;
 	struct stat st;
@@ -413,7 +441,7 @@ void sysfs__attribute_file(void **state)
 	f = fopen(path, "re");
 	assert_non_null(f);
 	assert_non_null(fgets(line, sizeof line, f));
-	assert_string_equal(line, "1: CA\n");
+	assert_string_equal(line, want);
 	assert_null(fgets(line, sizeof line, f));
 	fclose(f);
 
@@ -422,7 +450,7 @@ void sysfs__attribute_file(void **state)
 	if (!f)
 		fail_msg("fopen(%s): %s", path, strerror(errno));
 	assert_non_null(fgets(line, sizeof line, f));
-	assert_string_equal(line, "1: CA\n");
+	assert_string_equal(line, want);
 	fclose(f);
 
 	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -432,8 +460,8 @@ void sysfs__attribute_file(void **state)
 	if (fd < 0)
 		fail_msg("openat(/, %s): %s", path, strerror(errno));
 	memset(line, 0, sizeof line);
-	assert_int_equal(read(fd, line, sizeof line - 1), 6);
-	assert_string_equal(line, "1: CA\n");
+	assert_int_equal(read(fd, line, sizeof line - 1), strlen(want));
+	assert_string_equal(line, want);
 	close(fd);
 	assert_int_equal(fstatat(root, path, &st, 0), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -712,14 +740,14 @@ char *__realpath_chk(const char *path, char *resolved, size_t resolved_len);
 #define STAT_VER 0 /* _STAT_VER_KERNEL */
 #endif
 
-static void expect_node_type(int fd, const char *how)
+static void expect_node_type(int fd, const char *how, const char *want)
 {
 	char line[64] = { 0 };
 
 	if (fd < 0)
 		fail_msg("%s: %s", how, strerror(errno));
-	assert_int_equal(read(fd, line, sizeof line - 1), 6);
-	if (strcmp(line, "1: CA\n"))
+	assert_int_equal(read(fd, line, sizeof line - 1), strlen(want));
+	if (strcmp(line, want))
 		fail_msg("%s reads \"%s\"", how, line);
 	close(fd);
 }
@@ -740,6 +768,7 @@ void sysfs__other_call_names(void **state)
 	typedef int (*fxstatat_fn)(int, int, const char *, struct stat *, int);
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
 	const char *name = ibv_get_device_name(ctx->device);
+	const char *want = node_type_line(ctx->device);
 	char attr[512], entry[512], dev[512], resolved[PATH_MAX], line[64];
 	static const char *const xstats[] = { "__xstat", "__xstat64", "__lxstat", "__lxstat64" };
 	struct dirent64 **list;
@@ -753,17 +782,17 @@ void sysfs__other_call_names(void **state)
 	snprintf(entry, sizeof entry, "/sys/class/infiniband/%s", name);
 	snprintf(dev, sizeof dev, "/dev/infiniband/%s", ctx->device->dev_name);
 
-	expect_node_type(open64(attr, O_RDONLY | O_CLOEXEC), "open64");
-	expect_node_type(openat64(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "openat64");
-	expect_node_type(__open_2(attr, O_RDONLY | O_CLOEXEC), "__open_2");
-	expect_node_type(__open64_2(attr, O_RDONLY | O_CLOEXEC), "__open64_2");
-	expect_node_type(__openat_2(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "__openat_2");
-	expect_node_type(__openat64_2(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "__openat64_2");
+	expect_node_type(open64(attr, O_RDONLY | O_CLOEXEC), "open64", want);
+	expect_node_type(openat64(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "openat64", want);
+	expect_node_type(__open_2(attr, O_RDONLY | O_CLOEXEC), "__open_2", want);
+	expect_node_type(__open64_2(attr, O_RDONLY | O_CLOEXEC), "__open64_2", want);
+	expect_node_type(__openat_2(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "__openat_2", want);
+	expect_node_type(__openat64_2(AT_FDCWD, attr, O_RDONLY | O_CLOEXEC), "__openat64_2", want);
 	f = fopen64(attr, "r");
 	if (!f)
 		fail_msg("fopen64(%s): %s", attr, strerror(errno));
 	assert_non_null(fgets(line, sizeof line, f));
-	assert_string_equal(line, "1: CA\n");
+	assert_string_equal(line, want);
 	fclose(f);
 
 	expect_stat(stat64(attr, &st64), (struct stat *)&st64, S_IFREG, "stat64 of an attribute");

@@ -154,6 +154,18 @@ static void resolve_ok(struct rdma_cm_id *id, struct rdma_event_channel *ch, str
 	assert_non_null(id->verbs);
 }
 
+/* AF_IB is InfiniBand's and RoCE's: an iWARP port has no AF_IB. */
+static void require_af_ib(void)
+{
+	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
+	bool iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+
+	FX_VERBS_OK(ibv_close_device(ctx));
+	if (iwarp)
+		RC_SKIP("capability: af-ib (the device's transport is iWARP, whose ports take no AF_IB "
+			"address: RDMA_CORE_PORT_IWARP lacks RDMA_CORE_CAP_AF_IB, rdma_cap_af_ib)");
+}
+
 static void resolve_gid(bool ib_wanted)
 {
 	union ibv_gid gid, loop = { .raw[15] = 1 }, far = { .raw = { 0xfd, 0, 0xde, 0xad, 0xbe, 0xef } };
@@ -210,6 +222,7 @@ static void resolve_gid(bool ib_wanted)
  * two LIDs. */
 void rdma_resolve_addr__af_ib(void **state)
 {
+	require_af_ib();
 	resolve_gid(false);
 	if (rc_backend_is_mock())
 		resolve_gid(true);
@@ -326,6 +339,7 @@ static void listen_ip(bool ib_wanted)
 void rdma_listen__af_ib_takes_ip(void **state)
 {
 	fx_need_local_passive();
+	require_af_ib();
 	listen_ip(false);
 	if (rc_backend_is_mock())
 		listen_ip(true);

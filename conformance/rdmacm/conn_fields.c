@@ -64,6 +64,7 @@ void rdma_get_cm_event__connect_request_fields(void **state)
 	uint16_t cport;
 
 	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_require_ib_cm(l.c.id, FX_IWARP_NO_IB_CM_FIELDS);
 	cport = fx_src_port(l.c.id);
 	FX_FIELD(&f, ev->status, 0);
 	FX_FIELD(&f, ev->listen_id == l.listener, 1);
@@ -93,6 +94,7 @@ void rdma_get_cm_event__established_active_fields(void **state)
 	const struct rdma_conn_param *p = &ev->param.conn;
 
 	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_require_ib_cm(l.c.id, FX_IWARP_NO_IB_CM_FIELDS);
 	fx_link_accept(&l, &sparam);
 	FX_FIELD(&f, ev->status, 0);
 	FX_FIELD(&f, ev->id == l.c.id, 1);
@@ -124,6 +126,7 @@ void rdma_get_cm_event__established_active_accept_defaults(void **state)
 	const struct rdma_conn_param *p = &ev->param.conn;
 
 	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_require_ib_cm(l.c.id, FX_IWARP_NO_IB_CM_FIELDS);
 	fx_link_accept_as_given(&l, NULL);
 	FX_FIELD(&f, ev->status, 0);
 	FX_FIELD(&f, p->private_data_len, REP_DATA);
@@ -152,6 +155,7 @@ void rdma_get_cm_event__established_active_accept_max_depths(void **state)
 	const struct rdma_conn_param *p = &l.c_est.ev.param.conn;
 
 	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_require_ib_cm(l.c.id, FX_IWARP_NO_IB_CM_FIELDS);
 	fx_link_accept_as_given(&l, &s);
 	FX_FIELD(&f, p->private_data_len, REP_DATA);
 	data_field(&f, "private_data", p, "", 0, REP_DATA);
@@ -187,6 +191,7 @@ void rdma_get_cm_event__established_passive_fields(void **state)
 	struct fx_link l;
 
 	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_require_ib_cm(l.c.id, FX_IWARP_NO_IB_CM_FIELDS);
 	fx_link_accept(&l, &sparam);
 	FX_FIELD(&f, l.s_est.ev.id == l.s.id, 1);
 	no_conn_param(&f, &l.s_est.ev);
@@ -227,11 +232,12 @@ void rdma_get_cm_event__rejected_fields(void **state)
 	fx_link_request(&l, fx_addr(AF_INET), &cparam);
 	FX_OK(rdma_reject(l.s.id, why, sizeof why));
 	ev = fx_expect(l.client_ch, RDMA_CM_EVENT_REJECTED, 5000);
-	FX_FIELD(&f, ev->status, REJ_CONSUMER);
+	FX_FIELD(&f, ev->status, fx_reject_status(l.c.id, REJ_CONSUMER));
 	FX_FIELD(&f, ev->id == l.c.id, 1);
 	FX_FIELD(&f, ev->listen_id == NULL, 1);
-	FX_FIELD(&f, ev->param.conn.private_data_len, REJ_DATA);
-	data_field(&f, "private_data", &ev->param.conn, why, sizeof why, REJ_DATA);
+	FX_FIELD(&f, ev->param.conn.private_data_len, fx_private_data_len(l.c.id, sizeof why, REJ_DATA));
+	data_field(&f, "private_data", &ev->param.conn, why, sizeof why,
+		   fx_private_data_len(l.c.id, sizeof why, REJ_DATA));
 	FX_FIELD(&f, ev->param.conn.qp_num, 0);
 	FX_FIELD(&f, ev->param.conn.responder_resources, 0);
 	FX_FIELD(&f, ev->param.conn.initiator_depth, 0);
@@ -240,6 +246,27 @@ void rdma_get_cm_event__rejected_fields(void **state)
 	 * passive side's stays in INIT, where rdma_create_qp left it. */
 	FX_FIELD(&f, fx_qp_state(l.c.id->qp), IBV_QPS_ERR);
 	FX_FIELD(&f, fx_qp_state(l.s.id->qp), IBV_QPS_INIT);
+	fx_fields_done(&f);
+	fx_link_release(&l);
+}
+
+/* The private data's buffer on every transport: the peer's bytes, then
+ * zeros to the IB CM message's field, or on iWARP just the bytes sent. */
+void rdma_get_cm_event__private_data_len(void **state)
+{
+	struct fx_fields f = { 0 };
+	struct fx_link l;
+	const struct rdma_conn_param *req = &l.req.ev.param.conn, *est = &l.c_est.ev.param.conn;
+	unsigned req_len, rep_len;
+
+	fx_link_request(&l, fx_addr(AF_INET), &cparam);
+	fx_link_accept(&l, &sparam);
+	req_len = fx_private_data_len(l.c.id, sizeof req_data, REQ_DATA);
+	rep_len = fx_private_data_len(l.c.id, sizeof rep_data, REP_DATA);
+	FX_FIELD(&f, req->private_data_len, req_len);
+	data_field(&f, "CONNECT_REQUEST private_data", req, req_data, sizeof req_data, req_len);
+	FX_FIELD(&f, est->private_data_len, rep_len);
+	data_field(&f, "ESTABLISHED private_data", est, rep_data, sizeof rep_data, rep_len);
 	fx_fields_done(&f);
 	fx_link_release(&l);
 }
@@ -280,6 +307,7 @@ void rdma_get_cm_event__timewait_exit_fields(void **state)
 	struct fx_link l;
 
 	fx_link_up(&l, &cparam, &sparam);
+	fx_require_ib_cm(l.c.id, FX_IWARP_NO_TIMEWAIT);
 	FX_OK(rdma_disconnect(l.c.id));
 	fx_expect_ack(l.server_ch, RDMA_CM_EVENT_DISCONNECTED, 5000);
 	FX_OK(rdma_disconnect(l.s.id));
@@ -389,6 +417,7 @@ static void cm_programmed(struct fx_fields *f, struct rdma_cm_id *me, struct rdm
 	unsigned rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 		      flush_access(me->verbs);
 
+	fx_require_ib_qp_attributes(me->verbs);
 	fx_query_qp(me->qp, &a);
 	fx_query_qp(peer->qp, &p);
 	FX_FIELD(f, a.qp_state, IBV_QPS_RTS);
@@ -461,6 +490,7 @@ void rdma_connect__ack_timeout(void **state)
 	uint8_t life;
 
 	fx_link_up(&l, &cparam, &sparam);
+	fx_require_ib_qp_attributes(l.c.id->verbs);
 	life = fx_port_ib(l.c.id->verbs, l.c.id->port_num) ? 0x12 : 16;
 	fx_query_qp(l.c.id->qp, &a);
 	FX_FIELD(&f, a.timeout, fx_ack_timeout(l.s.id->verbs, life));
@@ -515,6 +545,7 @@ void rdma_init_qp_attr__connected(void **state)
 	struct fx_link l;
 
 	fx_link_up(&l, &cparam, &sparam);
+	fx_require_ib_qp_attributes(l.c.id->verbs);
 	init_attr_matches(&f, l.c.id);
 	init_attr_matches(&f, l.s.id);
 	fx_fields_done(&f);

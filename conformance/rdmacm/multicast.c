@@ -448,6 +448,7 @@ void rdma_join_multicast__ipv6_group(void **state)
 	FX_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP));
 	FX_OK(rdma_bind_addr(id, (struct sockaddr *)&src));
 	FX_VERBS_OK(ibv_query_port(id->verbs, id->port_num, &port));
+	fx_require_qp_type(id->verbs, IBV_QPT_UD);
 	FX_UDP_OK(fx_udp_create(&ep, id, 1));
 	if (port.link_layer == IBV_LINK_LAYER_INFINIBAND) {
 		struct member m = { .id = id, .group = group };
@@ -779,6 +780,7 @@ void rdma_join_multicast__mckey_two_threads(void **state)
 	pthread_t threads[2];
 	sem_t joined;
 
+	fx_require_qp_type_under_test(IBV_QPT_UD);
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), 0, &receiver.src);
 	fx_sockaddr(AF_INET, GROUP, 0, &receiver.group);
 	sender.src = receiver.src;

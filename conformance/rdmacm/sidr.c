@@ -402,6 +402,7 @@ void rdma_connect__udp_no_listener(void **state)
 	fx_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS);
 	FX_OK(rdma_resolve_route(id, 2000));
 	fx_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS);
+	fx_require_qp_type(id->verbs, IBV_QPT_UD);
 	FX_OK(rdma_connect(id, &(struct rdma_conn_param){ .private_data = hello,
 							 .private_data_len = sizeof hello }));
 	ev = fx_expect(ch, RDMA_CM_EVENT_UNREACHABLE, WAIT_MS);
@@ -613,6 +614,7 @@ void rdma_connect__udaddy_two_threads(void **state)
 	sem_t listening;
 
 	fx_need_local_passive();
+	fx_require_qp_type_under_test(IBV_QPT_UD);
 	fx_sockaddr(AF_INET, fx_addr(AF_INET), fx_port(), &server.addr);
 	client.addr = server.addr;
 	server.ch = fx_channel();
