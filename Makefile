@@ -252,7 +252,7 @@ SUITE_CFLAGS := -Iconformance -Iconformance/include -Ifixtures -Imock/control $(
 # rsocket/, processes/ (processes, faults, the ledger), and runner/ (the
 # runner and its reports, and the registry the lists make).
 RUNNER_SRC := conformance/runner/runner.c conformance/runner/report.c conformance/runner/backend.c \
-              conformance/runner/record.c
+              conformance/runner/record.c conformance/runner/html.c
 TEST_SRC   := $(filter-out $(RUNNER_SRC),$(wildcard conformance/*/*.c)) \
               $(wildcard fixtures/*.c)
 suite_objs  = $(patsubst %.c,$(SUITEOBJ)/%.o,$(RUNNER_SRC) $(TEST_SRC)) $(SUITEOBJ)/errno-table.o \
@@ -305,7 +305,8 @@ SELFTEST_OBJ := $(BUILD)/conformance/selftest
 SELFTEST_CFLAGS := -Iconformance/runner/selftest -Iconformance/include -Ifixtures
 selftest_objs = $(SELFTEST_OBJ)/runner.o $(SELFTEST_OBJ)/report.o \
                 $(SELFTEST_OBJ)/backend.o $(SELFTEST_OBJ)/registry.o \
-                $(SELFTEST_OBJ)/selftest.o $(SELFTEST_OBJ)/profile.o $(SELFTEST_OBJ)/record.o
+                $(SELFTEST_OBJ)/selftest.o $(SELFTEST_OBJ)/profile.o $(SELFTEST_OBJ)/record.o \
+                $(SELFTEST_OBJ)/html.o
 $(SELFTEST_OBJ)/%.o: conformance/runner/%.c $(STAMP)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)

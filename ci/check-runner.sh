@@ -234,6 +234,28 @@ expect_exit 2 "--record-profile to an unwritable place" "$bin" -t 'assert__equal
 	--record-profile /proc/no-such/profile
 has "$out/last.log" 'rdmacheck: cannot open /proc/no-such/profile: '
 
+# --report: one HTML page, well-formed and valid (xmllint, tidy), the
+# device's absence said, each clause a row with its outcome; --baseline
+# lists what changed since an earlier run's results
+expect_exit 1 "--report" "$bin" --profile "$profiles/selftest" -t 'capability__*' \
+	-t 'deviation__*' -t 'assert__*' --results "$out/report-now.tsv" --report "$out/report.html" \
+	--baseline "$out/profile.tsv"
+has "$out/last.log" "rdmacheck: report written to $out/report.html"
+xmllint --noout "$out/report.html" 2>"$out/xmllint-report.log" ||
+	fail "xmllint: report.html is not well-formed (see $out/xmllint-report.log)"
+tidy -qe "$out/report.html" >"$out/tidy.log" 2>&1 ||
+	fail "tidy: report.html has errors or warnings (see $out/tidy.log)"
+has "$out/report.html" '<!DOCTYPE html>' '<td>(not known)</td>' \
+	'<tr id="ST_DEVIATION">' 'class="o dev">documented difference</td>' \
+	'<p><b>The device profile'"'"'s deviation:</b> the selftest device is known to fail this</p>' \
+	'<h2>Changes since ' \
+	'<li><a href="#ST_ASSERT">ST_ASSERT</a>: <span class="none">not run</span> before, <span class="fail">fail</span> now</li>'
+expect_exit 2 "--baseline that is no results file" "$bin" -t 'assert__equal*' --report "$out/r2.html" \
+	--baseline "$profiles/selftest"
+has "$out/last.log" "not an rdmacheck results file" "r2.html not written: --baseline"
+expect_exit 2 "--baseline without --report" "$bin" --baseline "$out/profile.tsv"
+has "$out/last.log" '--baseline goes with --report'
+
 # ---- --compare: the full run against an edited copy where a passing
 # clause fails and another has no result; then against the profile run
 sed -e 's/backend=real/backend=mock/' \

@@ -26,16 +26,18 @@
  * IBV_WC_GRH (rxe_resp.c do_complete sets it on every user receive) and
  * src_qp 0 (set only from a DETH); mlx5 takes both from the CQE
  * (mlx5 cq.c handle_responder), which the provider does not fix, so they
- * are not checked there. */
+ * are not checked there. iWARP carries no GRH, and src_qp and the rest are
+ * defined for UD only (man ibv_poll_cq): an RNIC's are not checked. */
 static void wc_ok(struct fx_fields *f, const struct fx_link *l, const struct ibv_wc *wc,
 		  uint64_t wr_id, enum ibv_wc_opcode op, const struct fx_end *e, unsigned flags)
 {
-	bool recv = op & IBV_WC_RECV;
+	bool recv = op & IBV_WC_RECV, iwarp = fx_cm_iwarp(e->id);
+	bool rxe_like = recv && !fx_link_is_mlx5(l) && !iwarp;
 	unsigned got_flags = wc->wc_flags;
 
 	if (recv && fx_link_is_mlx5(l))
 		got_flags &= ~IBV_WC_GRH;
-	else if (recv)
+	else if (rxe_like)
 		flags |= IBV_WC_GRH;
 	FX_FIELD(f, wc->status, IBV_WC_SUCCESS);
 	FX_FIELD(f, wc->wr_id, wr_id);
@@ -43,7 +45,7 @@ static void wc_ok(struct fx_fields *f, const struct fx_link *l, const struct ibv
 	FX_FIELD(f, wc->vendor_err, 0);
 	FX_FIELD(f, wc->qp_num, e->id->qp->qp_num);
 	FX_FIELD(f, got_flags, flags);
-	if (recv && !fx_link_is_mlx5(l)) {
+	if (rxe_like) {
 		FX_FIELD(f, wc->src_qp, 0);
 		FX_FIELD(f, wc->slid, 0);
 		FX_FIELD(f, wc->sl, 0);
@@ -260,6 +262,7 @@ void ibv_poll_cq__recv_too_small(void **state)
 	struct fx_link l;
 
 	EACH_DEVICE(l, f, NULL, NULL) {
+		fx_require_ib_transport(l.c.id->verbs, "ib-nak", FX_IWARP_NO_NAK);
 		fx_post_recv(&l.s, 71, 0, 16);
 		fx_post_recv(&l.s, 72, 256, 256);
 		send_with(&l.c, 73, IBV_WR_SEND, LEN, NULL, 0);
@@ -317,6 +320,7 @@ static void remote_violation(struct fx_fields *f, struct fx_link *l, bool bad_rk
 				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_wc wc;
 
+	fx_require_ib_transport(l->c.id->verbs, "ib-nak", FX_IWARP_NO_NAK);
 	if (!ro)
 		fail_msg("ibv_reg_mr: %s", strerror(errno));
 	wr.wr.rdma.remote_addr = (uintptr_t)l->s.buf + FX_LINK_TARGET;
@@ -367,6 +371,7 @@ void ibv_poll_cq__rnr_no_retry(void **state)
 	struct fx_link l;
 
 	EACH_DEVICE(l, f, NULL, &none) {
+		fx_require_ib_transport(l.c.id->verbs, "rnr", FX_IWARP_NO_RNR);
 		send_with(&l.c, 101, IBV_WR_SEND, LEN, NULL, 0);
 		fx_wc(l.c.id->send_cq, &wc);
 		wc_err(&f, &wc, 101, IBV_WC_RNR_RETRY_EXC_ERR, &l.c);
@@ -387,6 +392,7 @@ void ibv_poll_cq__rnr_retried(void **state)
 	struct fx_link l;
 
 	EACH_DEVICE(l, f, NULL, NULL) {
+		fx_require_ib_transport(l.c.id->verbs, "rnr", FX_IWARP_NO_RNR);
 		fill(&l.c, 0, LEN, 11);
 		send_with(&l.c, 111, IBV_WR_SEND, LEN, NULL, 0);
 		fx_cq_quiet(l.c.id->send_cq, 100);

@@ -893,6 +893,7 @@ void ibv_post_send__peer_process_killed(void **state)
 
 	shared_fabric();
 	fx_qp_create(&q, FX_DEV_UNDER_TEST, IBV_QPT_RC);
+	fx_require_ib_qp_attributes(q.ctx);
 	child_start(&c, rc_peer, NULL);
 	child_expect(&c, &theirs, sizeof theirs);
 	mine.qpn = q.qp->qp_num;

@@ -169,7 +169,7 @@ void rgetsockopt__maxseg(void **state)
 /* RDMA_ROUTE reads the connection's path records as struct ibv_path_data:
  * one, toward the server's address (on RoCE its GID ::ffff:a.b.c.d; on
  * InfiniBand the port's GID, the one device here being both ends), its
- * MTU marked "exactly". */
+ * MTU marked "exactly". On iWARP the route has none: the length read is 0. */
 void rgetsockopt__route(void **state)
 {
 	struct ibv_context *ctx = fx_open_device(FX_DEV_UNDER_TEST);
@@ -179,18 +179,25 @@ void rgetsockopt__route(void **state)
 	struct fx_rs_pair pair;
 	union ibv_gid want = { .raw = { [10] = 0xff, [11] = 0xff } };
 	bool ib = fx_port_ib(ctx, 1);
+	bool iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 
 	if (ib)
 		FX_VERBS_OK(ibv_query_gid(ctx, 1, 0, &want));
 	FX_VERBS_OK(ibv_close_device(ctx));
 	fx_rs_connect(AF_INET, &pair);
 	FX_RS_OK(rgetsockopt(pair.client, SOL_RDMA, RDMA_ROUTE, paths, &len));
-	assert_int_equal(len, sizeof paths[0]);
-	fx_rs_addr(AF_INET, 0, &addr);
-	if (!ib)
-		memcpy(&want.raw[12], &((struct sockaddr_in *)&addr)->sin_addr, 4);
-	assert_memory_equal(&paths[0].path.dgid, &want, sizeof want);
-	assert_int_equal(paths[0].path.mtu >> 6, 2);
+	if (iwarp) {
+		/* iWARP's route has no path record (kernel cma.c
+		 * cma_resolve_iw_route), so there is none to read. */
+		assert_int_equal(len, 0);
+	} else {
+		assert_int_equal(len, sizeof paths[0]);
+		fx_rs_addr(AF_INET, 0, &addr);
+		if (!ib)
+			memcpy(&want.raw[12], &((struct sockaddr_in *)&addr)->sin_addr, 4);
+		assert_memory_equal(&paths[0].path.dgid, &want, sizeof want);
+		assert_int_equal(paths[0].path.mtu >> 6, 2);
+	}
 	len = sizeof paths[0] - 1;
 	errno = 0;
 	assert_int_equal(rgetsockopt(pair.client, SOL_RDMA, RDMA_ROUTE, paths, &len), -1);

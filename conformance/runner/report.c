@@ -763,3 +763,38 @@ int rc_write_matrix(const char *out_path, const struct rc_column *columns,
 	free(cmp.findings);
 	return rc;
 }
+
+/* ------------------------------------------------------------ outcomes */
+
+enum rc_verdict rc_clause_outcome(unsigned pass, unsigned fail, unsigned skip, unsigned deviation)
+{
+	if (fail)
+		return RC_FAIL;
+	if (deviation)
+		return RC_DEVIATION;
+	if (pass)
+		return RC_PASS;
+	return skip ? RC_SKIPPED : RC_VERDICTS;
+}
+
+int rc_load_outcomes(const char *path, enum rc_verdict *outcome, char *profile, size_t size)
+{
+	struct rc_column column = { "baseline", path };
+	struct column_data d = { &column, "", "", calloc(CL__COUNT, sizeof(struct cell)) };
+	int rc;
+
+	if (!d.cells) {
+		fputs("rdmacheck: out of memory\n", stderr);
+		return -1;
+	}
+	rc = load_results(&d);
+	for (int k = 0; !rc && k < CL__COUNT; k++) {
+		const struct cell *c = &d.cells[k];
+
+		outcome[k] = rc_clause_outcome(c->pass, c->fail, c->skip, c->deviation);
+	}
+	if (!rc && profile)
+		snprintf(profile, size, "%s", d.profile);
+	free(d.cells);
+	return rc;
+}

@@ -68,6 +68,19 @@ struct rc_column {
 int rc_write_matrix(const char *out_path, const struct rc_column *columns,
 		    size_t ncolumns, const char *compare);
 
+/* A clause's one outcome from its tests' verdicts: fail if any failed, then
+ * a known deviation, then pass; skip when none ran; RC_VERDICTS when it has
+ * no test at all. rc_load_outcomes reads a results TSV (--results) into
+ * outcome[CL__COUNT] and its profile's name; 0, or -1 after saying why. */
+enum rc_verdict rc_clause_outcome(unsigned pass, unsigned fail, unsigned skip, unsigned deviation);
+int rc_load_outcomes(const char *path, enum rc_verdict *outcome, char *profile, size_t size);
+
+/* --report FILE (html.c): the run as one self-contained HTML page, with the
+ * device (fixtures/record.c, where the binary has fixtures), the clause
+ * matrix in colour and, with a baseline results file, what changed. */
+#define RC_REPORT_BAD_BASELINE (-2) /* the baseline could not be read (said on stderr) */
+int rc_write_html(FILE *f, const struct rc_run *run, const char *baseline);
+
 const char *rc_verdict_name(enum rc_verdict v);
 const char *rc_documented_name(enum rc_documented d);
 

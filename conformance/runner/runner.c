@@ -32,7 +32,7 @@
 struct options {
 	const char **globs;
 	size_t nglobs;
-	const char *tap, *junit, *results, *matrix, *profile, *compare, *record;
+	const char *tap, *junit, *results, *matrix, *profile, *compare, *record, *report, *baseline;
 	struct rc_column *columns;
 	size_t ncolumns;
 	unsigned timeout, jobs;
@@ -58,6 +58,10 @@ static void usage(FILE *f, const char *prog)
 		"  --tap FILE        write TAP\n"
 		"  --junit FILE      write JUnit XML\n"
 		"  --results FILE    write results TSV (input of --matrix)\n"
+		"  --report FILE     write one self-contained HTML page: the device, the\n"
+		"                    counts and each clause's outcome with its evidence\n"
+		"  --baseline FILE   with --report: an earlier run's --results, to show\n"
+		"                    what changed since\n"
 		"  --record-profile FILE\n"
 		"                    write a device profile from this run: the device's\n"
 		"                    attributes and every capability it lacked and\n"
@@ -155,7 +159,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_LIST = 256, OPT_TAP, OPT_JUNIT, OPT_RESULTS, OPT_TIMEOUT,
 	       OPT_STRICT, OPT_MATRIX, OPT_COLUMN, OPT_SERVE, OPT_PROFILE,
-	       OPT_COMPARE, OPT_INLINE, OPT_RECORD };
+	       OPT_COMPARE, OPT_INLINE, OPT_RECORD, OPT_REPORT, OPT_BASELINE };
 	static const struct option longopts[] = {
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "tap", required_argument, NULL, OPT_TAP },
@@ -170,6 +174,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "compare", required_argument, NULL, OPT_COMPARE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "record-profile", required_argument, NULL, OPT_RECORD },
+		{ "report", required_argument, NULL, OPT_REPORT },
+		{ "baseline", required_argument, NULL, OPT_BASELINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -194,6 +200,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PROFILE: o->profile = optarg; break;
 		case OPT_COMPARE: o->compare = optarg; break;
 		case OPT_RECORD: o->record = optarg; break;
+		case OPT_REPORT: o->report = optarg; break;
+		case OPT_BASELINE: o->baseline = optarg; break;
 		case 'j':
 			if (!parse_timeout(optarg, &o->jobs)) {
 				fprintf(stderr, "%s: -j wants a number of tests at once, "
@@ -225,6 +233,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'; try '%s --help'\n",
 			argv[0], argv[optind], argv[0]);
+		return EXIT_USAGE;
+	}
+	if (o->baseline && !o->report) {
+		fprintf(stderr, "%s: --baseline goes with --report\n", argv[0]);
 		return EXIT_USAGE;
 	}
 	if (!o->matrix != !o->ncolumns) {
@@ -1136,6 +1148,25 @@ static int print_summary(const struct rc_run *run, struct rc_result *res,
 }
 
 
+/* --report: the page written and closed; false after saying why. */
+static bool html_report(FILE *f, const struct options *o, const struct rc_run *run)
+{
+	int wrote, closed;
+
+	errno = 0;
+	wrote = rc_write_html(f, run, o->baseline);
+	closed = fclose(f);
+	if (wrote == RC_REPORT_BAD_BASELINE)
+		fprintf(stderr, "rdmacheck: %s not written: --baseline %s could not be read "
+			"(above)\n", o->report, o->baseline);
+	else if (wrote || closed)
+		fprintf(stderr, "rdmacheck: cannot write %s: %s\n", o->report,
+			strerror(errno ? errno : EIO));
+	else
+		printf("rdmacheck: report written to %s\n", o->report);
+	return !wrote && !closed;
+}
+
 /* --record-profile: the file written and closed; false after saying why. */
 static bool record_profile(FILE *f, const struct options *o, const struct rc_run *run)
 {
@@ -1158,7 +1189,7 @@ static bool record_profile(FILE *f, const struct options *o, const struct rc_run
 static int run_suite(const struct options *o, const struct rc_test **sel,
 		     size_t n, const char *binary)
 {
-	FILE *tap = NULL, *junit = NULL, *results = NULL, *record = NULL;
+	FILE *tap = NULL, *junit = NULL, *results = NULL, *record = NULL, *report = NULL;
 	struct rc_result *res = xcalloc(n, sizeof(*res));
 	struct rc_run run = { .backend = rc_backend_name(),
 			      .profile = rc_profile_name(), .binary = binary,
@@ -1170,7 +1201,8 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 	if ((o->tap && !(tap = open_report(o->tap))) ||
 	    (o->junit && !(junit = open_report(o->junit))) ||
 	    (o->results && !(results = open_report(o->results))) ||
-	    (o->record && !(record = open_report(o->record))))
+	    (o->record && !(record = open_report(o->record))) ||
+	    (o->report && !(report = open_report(o->report))))
 		return EXIT_USAGE;
 	sigchld_watch();
 	signal(SIGINT, on_interrupt);
@@ -1183,6 +1215,8 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 	reports_ok &= finish_report(results, o->results, rc_write_results, &run);
 	if (record)
 		reports_ok &= record_profile(record, o, &run);
+	if (report)
+		reports_ok &= html_report(report, o, &run);
 	for (size_t i = 0; i < n; i++)
 		free(res[i].output);
 	free(res);
