@@ -100,6 +100,16 @@ fi
 cat "$out/matrix.log"
 [ $mrc -eq 0 ] || verdict+=("matrix: rdmacheck-mock --matrix ${RXE_MATRIX_FLAGS:-} exited $mrc (see $out/matrix.log)")
 
+# ---- the mock as each device that recorded its profile: what differs,
+# counted and listed (not yet a failure: the replay is not complete)
+echo
+say "== the mock as each recorded device (RDMAMOCK_PROFILE), test by test"
+for stack in "$@"; do
+	[ -s "$out/$stack/single/recorded" ] || continue
+	bash "$here/replay.sh" "$build" "$out" "${column[$stack]}" "$out/$stack/single" ||
+		verdict+=("replay: the mock could not replay ${column[$stack]}'s recorded profile")
+done
+
 # ---- per run: counts, failing tests, examples
 echo
 say "== summary"

@@ -37,8 +37,12 @@ cp /bin/busybox "$t/bin/busybox"
 : >"$t/etc/rxe/modules"
 declare -A have_mod=()
 # e1000: the NIC of the two-guest mode (harmless where there is none);
-# siw: soft-iWARP, where ci/rxe/siw.sh built it into the stack's kernel.
-for m in $MODULES siw? e1000?; do
+# siw: soft-iWARP, which ci/rxe/siw.sh built into the stack's kernel, for
+# the siw runs only (loaded beside rxe, the rxe runs measured no connection
+# between two hosts, kernel 6.1).
+driver_modules=
+[ "${RXE_DRIVER:-rxe}" = siw ] && driver_modules=siw
+for m in $MODULES $driver_modules e1000?; do
 	optional=0
 	case $m in *\?) optional=1; m=${m%\?} ;; esac
 	if ! deps=$(modprobe -C /dev/null -d "$MODBASE" -S "$KVER" --show-depends "$m" 2>&1); then
