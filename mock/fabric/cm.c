@@ -135,11 +135,22 @@ int fab_live_ids(void)
 /* CMA_IBOE_PACKET_LIFETIME: RoCE has no SA; current kernels take 16 (6.1
  * took 18: rxe-debian12's profile names the difference). */
 #define ROCE_PACKET_LIFETIME 16
+#define ROCE_PACKET_LIFETIME_6_1 18
 #define ROCE_HOP_LIMIT 64
 
 static bool id_on_ib(const struct fab_id *id)
 {
 	return id->dev && (id->dev->caps & FAB_CAP_IB);
+}
+
+/* The path's packet life time: the SA's on InfiniBand, the kernel's
+ * constant on RoCE (6.1's where a replayed profile records it). */
+static uint8_t packet_life(const struct fab_id *id)
+{
+	if (id_on_ib(id))
+		return IB_PACKET_LIFETIME;
+	return id->dev && fab_replay_deviates(id->dev->personality, "CM_QP_ACK_TIMEOUT") ?
+		ROCE_PACKET_LIFETIME_6_1 : ROCE_PACKET_LIFETIME;
 }
 
 /* InfiniBand: the device at the far end of the id's path (by its
@@ -188,7 +199,7 @@ int fab_query_route(struct fab_id *id, struct fab_route *out)
 	if (id->route_resolved) {
 		out->num_paths = 1;
 		out->path_mtu = fab_active_mtu(id_on_ib(id));
-		out->packet_life_time = id_on_ib(id) ? IB_PACKET_LIFETIME : ROCE_PACKET_LIFETIME;
+		out->packet_life_time = packet_life(id);
 	}
 	if (id->path_given) {
 		const struct fab_path *p = &id->path;
@@ -1694,8 +1705,7 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 			 * on RoCE, or a path of one's own) and the ACK delay the
 			 * peer's CA announced in its REQ or REP. */
 			const struct fab_device *peer = id->remote_dev ? id->remote_dev : id->dev;
-			uint8_t life = id->path_given ? id->path.packet_life
-				       : id_on_ib(id) ? IB_PACKET_LIFETIME : ROCE_PACKET_LIFETIME;
+			uint8_t life = id->path_given ? id->path.packet_life : packet_life(id);
 
 			*mask |= IBV_QP_TIMEOUT;
 			attr->timeout = id->ack_timeout_set ? id->ack_timeout

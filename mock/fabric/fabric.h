@@ -161,6 +161,13 @@ const struct fab_profile *fab_profile_of(enum rdmamock_personality p);
 /* RDMAMOCK_PROFILE: the topology its device makes, "NAME=KIND:ADDRS", or
  * NULL when no profile is replayed. */
 const char *fab_replay_topology(void);
+/* True where a replayed profile applies to personality p and records the
+ * deviation `clause` (a clause id of the suite), which the mock then
+ * behaves as: the few it can are listed in replay.c. */
+bool fab_replay_deviates(enum rdmamock_personality p, const char *clause);
+/* The same for what the recorded run's rdma-core did, whatever the device
+ * (its librdmacm's rsocket, say). */
+bool fab_replay_records(const char *clause);
 
 /* A device's attributes as ibv_query_device reports them. */
 int fab_device_attr(unsigned serial, struct ibv_device_attr *attr);

@@ -21,6 +21,15 @@
 
 #define MELLANOX_VENDOR_ID 0x02c9
 
+/* The recorded deviations the mock can behave as, each where it acts:
+ * WC_POST_IN_ERR and WC_RECV_IN_ERR_WAITS in ibverbs/post.c (kernel 6.1's
+ * rxe completes nothing posted to a QP in ERR), CM_QP_ACK_TIMEOUT in
+ * fabric/cm.c (6.1's RoCE packet life time, 18), RFCNTL_FD in
+ * rdmacm/rsocket.c (rdma-core 44's rsocket takes no type flags). */
+static const char *const replayable[] = {
+	"WC_POST_IN_ERR", "WC_RECV_IN_ERR_WAITS", "CM_QP_ACK_TIMEOUT", "RFCNTL_FD",
+};
+
 static struct {
 	pthread_once_t once;
 	bool on;
@@ -95,6 +104,35 @@ static void check_fixed(const struct rp_profile *p)
 			not_replayed(p, fixed[i].id, fixed[i].mock);
 }
 
+static bool can_replay(const char *clause)
+{
+	for (size_t i = 0; i < sizeof replayable / sizeof replayable[0]; i++)
+		if (!strcmp(replayable[i], clause))
+			return true;
+	return false;
+}
+
+/* One line for the deviations the profile records and the mock cannot be:
+ * there the device's personality does as it always does. */
+static void say_unreplayed(const struct rp_profile *p)
+{
+	char list[512] = "";
+	size_t n = 0, len;
+
+	for (size_t i = 0; i < p->ndeviations; i++) {
+		if (can_replay(p->deviations[i].word))
+			continue;
+		len = strlen(list);
+		if (len + strlen(p->deviations[i].word) + 8 < sizeof list)
+			snprintf(list + len, sizeof list - len, "%s%s", n ? ", " : "", p->deviations[i].word);
+		n++;
+	}
+	if (n)
+		mock_log("RDMAMOCK_PROFILE: %zu of its %zu deviations are not replayed (%s): there the "
+			 "device behaves as the mock's %s personality", n, p->ndeviations, list,
+			 replay.as == RDMAMOCK_MLX5 ? "mlx5" : "generic");
+}
+
 static void replay_load(void)
 {
 	const char *path = getenv("RDMAMOCK_PROFILE");
@@ -127,6 +165,7 @@ static void replay_load(void)
 			   path, name);
 	snprintf(replay.topology, sizeof replay.topology, "%s=%s:127.0.0.1/8,::1", name,
 		 replay.as == RDMAMOCK_MLX5 ? "mlx5" : "generic");
+	say_unreplayed(p);
 	replay.on = true;
 }
 
@@ -142,4 +181,15 @@ const char *fab_replay_topology(void)
 {
 	pthread_once(&replay.once, replay_load);
 	return replay.on ? replay.topology : NULL;
+}
+
+bool fab_replay_records(const char *clause)
+{
+	pthread_once(&replay.once, replay_load);
+	return replay.on && can_replay(clause) && rp_deviation(&replay.profile, clause);
+}
+
+bool fab_replay_deviates(enum rdmamock_personality p, const char *clause)
+{
+	return fab_replay_records(clause) && (p == RDMAMOCK_MLX5) == (replay.as == RDMAMOCK_MLX5);
 }

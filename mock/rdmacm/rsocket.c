@@ -212,6 +212,10 @@ MOCK_EXPORT int rsocket(int domain, int type, int protocol)
 	    (kind == SOCK_STREAM && protocol && protocol != IPPROTO_TCP) ||
 	    (kind == SOCK_DGRAM && protocol && protocol != IPPROTO_UDP))
 		return mock_errno(ENOTSUP);
+	/* rdma-core before 63 took no flags in the type (a replayed profile
+	 * records it: RFCNTL_FD). */
+	if (kind != type && fab_replay_records("RFCNTL_FD"))
+		return mock_errno(ENOTSUP);
 	rs = rs_alloc(NULL, kind);
 	if (!rs)
 		return mock_errno(ENOMEM);
