@@ -8,6 +8,7 @@
 #   ci/check-profile.sh BUILD_DIR OUTDIR
 set -euo pipefail
 build=$1 out=$2
+. ci/mock-env.sh "$build"
 mock=$build/conformance/rdmacheck-mock
 mkdir -p "$out"
 fail() { echo "check-profile: $*" >&2; exit 1; }

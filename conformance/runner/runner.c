@@ -1202,8 +1202,15 @@ static int run_suite(const struct options *o, const struct rc_test **sel,
 	    (o->junit && !(junit = open_report(o->junit))) ||
 	    (o->results && !(results = open_report(o->results))) ||
 	    (o->record && !(record = open_report(o->record))) ||
-	    (o->report && !(report = open_report(o->report))))
+	    (o->report && !(report = open_report(o->report)))) {
+		FILE *opened[] = { tap, junit, results, record, report };
+
+		for (size_t i = 0; i < sizeof opened / sizeof opened[0]; i++)
+			if (opened[i])
+				fclose(opened[i]);
+		free(res);
 		return EXIT_USAGE;
+	}
 	sigchld_watch();
 	signal(SIGINT, on_interrupt);
 	signal(SIGTERM, on_interrupt);
