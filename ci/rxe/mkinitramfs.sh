@@ -38,8 +38,7 @@ cp /bin/busybox "$t/bin/busybox"
 declare -A have_mod=()
 # e1000: the NIC of the two-guest mode (harmless where there is none);
 # siw: soft-iWARP, which ci/rxe/siw.sh built into the stack's kernel, for
-# the siw runs only (loaded beside rxe, the rxe runs measured no connection
-# between two hosts, kernel 6.1).
+# the siw runs only: an rxe run loads what CI's does, which never builds it.
 driver_modules=
 [ "${RXE_DRIVER:-rxe}" = siw ] && driver_modules=siw
 for m in $MODULES $driver_modules e1000?; do
