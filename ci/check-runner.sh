@@ -252,7 +252,7 @@ has "$out/report.html" '<!DOCTYPE html>' '<td>(not known)</td>' \
 	'<li><a href="#ST_ASSERT">ST_ASSERT</a>: <span class="none">not run</span> before, <span class="fail">fail</span> now</li>'
 expect_exit 2 "--baseline that is no results file" "$bin" -t 'assert__equal*' --report "$out/r2.html" \
 	--baseline "$profiles/selftest"
-has "$out/last.log" "not an rdmacheck results file" "r2.html not written: --baseline"
+has "$out/last.log" "not an rdmacheck results file" "r2.html not written: --baseline could not be read"
 expect_exit 2 "--baseline without --report" "$bin" --baseline "$out/profile.tsv"
 has "$out/last.log" '--baseline goes with --report'
 

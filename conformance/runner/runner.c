@@ -1148,42 +1148,36 @@ static int print_summary(const struct rc_run *run, struct rc_result *res,
 }
 
 
-/* --report: the page written and closed; false after saying why. */
-static bool html_report(FILE *f, const struct options *o, const struct rc_run *run)
+/* A file a writer filled (wrote: 0, -1 with errno, or below -1 for a
+ * problem the writer has said, which `why` explains), closed; false after
+ * saying why, else `done` is printed. */
+static bool close_written(FILE *f, const char *path, int wrote, const char *why, const char *done)
 {
-	int wrote, closed;
+	int closed = fclose(f);
 
-	errno = 0;
-	wrote = rc_write_html(f, run, o->baseline);
-	closed = fclose(f);
-	if (wrote == RC_REPORT_BAD_BASELINE)
-		fprintf(stderr, "rdmacheck: %s not written: --baseline %s could not be read "
-			"(above)\n", o->report, o->baseline);
+	if (wrote < -1) {
+		unlink(path); /* what it holds is not the whole */
+		fprintf(stderr, "rdmacheck: %s not written: %s (above)\n", path, why);
+	}
 	else if (wrote || closed)
-		fprintf(stderr, "rdmacheck: cannot write %s: %s\n", o->report,
-			strerror(errno ? errno : EIO));
+		fprintf(stderr, "rdmacheck: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
 	else
-		printf("rdmacheck: report written to %s\n", o->report);
+		printf("rdmacheck: %s %s\n", done, path);
 	return !wrote && !closed;
 }
 
-/* --record-profile: the file written and closed; false after saying why. */
+static bool html_report(FILE *f, const struct options *o, const struct rc_run *run)
+{
+	errno = 0;
+	return close_written(f, o->report, rc_write_html(f, run, o->baseline),
+			     "--baseline could not be read", "report written to");
+}
+
 static bool record_profile(FILE *f, const struct options *o, const struct rc_run *run)
 {
-	int wrote, closed;
-
 	errno = 0;
-	wrote = rc_write_profile(f, o->record, run, o->nglobs > 0);
-	closed = fclose(f);
-	if (wrote == RC_RECORD_NO_DEVICE)
-		fprintf(stderr, "rdmacheck: %s is incomplete: the device's attributes could not be "
-			"read (above)\n", o->record);
-	else if (wrote || closed)
-		fprintf(stderr, "rdmacheck: cannot write %s: %s\n", o->record,
-			strerror(errno ? errno : EIO));
-	else
-		printf("rdmacheck: profile recorded in %s\n", o->record);
-	return !wrote && !closed;
+	return close_written(f, o->record, rc_write_profile(f, o->record, run, o->nglobs > 0),
+			     "the device's attributes could not be read", "profile recorded in");
 }
 
 static int run_suite(const struct options *o, const struct rc_test **sel,
