@@ -276,8 +276,8 @@ void rdma_create_ep__with_qps(void **state)
 	static struct sync_pair p; /* static: as in rdma_get_request__sync_endpoints */
 
 	sync_pair_up(&p);
-	assert_int_equal(p.s.conn->qp->state, IBV_QPS_RTS);
-	assert_int_equal(p.client->qp->state, IBV_QPS_RTS);
+	assert_int_equal(p.s.conn->qp->state, fx_connected_qp_state(p.s.conn, true));
+	assert_int_equal(p.client->qp->state, fx_connected_qp_state(p.client, false));
 	sync_pair_release(&p);
 }
 

@@ -54,6 +54,7 @@ void rdma_disconnect__active_first(void **state)
 	struct fx_link l;
 
 	fx_link_up(&l, NULL, NULL);
+	fx_require_ib_cm(l.c.id, FX_IWARP_CLOSE);
 	one_side_first(&l.c, &l.s, l.client_ch, l.server_ch);
 	fx_link_release(&l);
 }
@@ -63,6 +64,7 @@ void rdma_disconnect__passive_first(void **state)
 	struct fx_link l;
 
 	fx_link_up(&l, NULL, NULL);
+	fx_require_ib_cm(l.c.id, FX_IWARP_CLOSE);
 	one_side_first(&l.s, &l.c, l.server_ch, l.client_ch);
 	fx_link_release(&l);
 }
@@ -96,6 +98,7 @@ void rdma_destroy_id__connected(void **state)
 	struct fx_link l;
 
 	fx_link_up(&l, NULL, NULL);
+	fx_require_ib_cm(l.c.id, FX_IWARP_CLOSE);
 	fx_post_recv(&l.s, 21, 0, 64);
 	FX_VERBS_OK(ibv_dereg_mr(l.c.mr));
 	l.c.mr = NULL;
@@ -121,6 +124,7 @@ void rdma_disconnect__work_outstanding(void **state)
 	struct fx_link l;
 
 	fx_link_up(&l, NULL, NULL);
+	fx_require_ib_cm(l.c.id, FX_IWARP_CLOSE);
 	fx_post_recv(&l.c, 31, 0, 64);
 	fx_post_send(&l.c, &l.s, 32, IBV_WR_SEND, 64, 64, 0);
 	fx_cq_quiet(l.c.id->send_cq, 50);
