@@ -13,8 +13,10 @@
 # Environment:
 #   ADDR         the address to serve on and connect to (127.0.0.1)
 #   DEV          the device for the verbs programs (mlx5_0)
-#   LINK         roce (the default) or ib: on an InfiniBand port (the mock's
-#                mlx5+ib) the verbs programs address by LID, with no -g
+#   LINK         roce (the default), ib or iwarp: on an InfiniBand port (the
+#                mock's mlx5+ib) the verbs programs address by LID, with no
+#                -g; on iWARP (siw) what an RNIC cannot do is skipped, saying
+#                why: a QP moved by hand, UD, atomics
 #   START_DELAY  seconds a server is given to start listening, where its
 #                listener cannot be seen (1)
 #   READY_CM     a command that waits for a CM listener: READY_CM [tcp:|udp:]PORT -- true
@@ -56,7 +58,7 @@ gid_index() {
 # The options naming that GID: -g for the pingpongs, -x for perftest;
 # none on InfiniBand, where a LID is the address.
 g= x=
-if [ "${LINK:-roce}" != ib ]; then
+if [ "${LINK:-roce}" = roce ]; then
 	GIDX=$(gid_index)
 	if [ -z "$GIDX" ]; then
 		echo "check-programs: $DEV has no RoCE v2 GID for $ADDR" >&2
@@ -88,6 +90,17 @@ wanted() {
 	return 1
 }
 
+# iWARP (LINK=iwarp): an RNIC connects a QP through the CM only, over TCP,
+# and has reliable connected QPs alone (RFC 5040). skip_on_iwarp NAME WHY:
+# on iWARP, NAME is skipped saying WHY, and the caller runs nothing.
+BY_HAND="it moves its QP to RTR and RTS by hand, with a path, where an RNIC's QP is connected by the CM alone"
+NO_UD="it runs on UD QPs, which iWARP has not (RFC 5040)"
+skip_on_iwarp() {
+	[ "${LINK:-roce}" = iwarp ] || return 1
+	wanted "$1" && verdict "$1" skip "$DEV is iWARP: $2"
+	return 0
+}
+
 # Debian 12's perftest (4.5-0.17) with -R: when the client's second
 # connection reaches the server before it listens again, it is rejected
 # (8), the client's retry crashes, and the server waits for ever. Upstream
@@ -114,8 +127,10 @@ pair rping cm:7174 "server ping data: rdma-ping-9" "ping data: rdma-ping-9" \
 	rping -s -a "$ADDR" -C 10 -v -- rping -c -a "$ADDR" -C 10 -v
 pair ucmatose cm:7471 "$done_re" "$done_re" ucmatose -- ucmatose -s "$ADDR"
 pair cmtime cm:7471 forever '^connect +:' cmtime -c 20 -- cmtime -s "$ADDR" -c 20
-pair udaddy udp-cm:7174 "$done_re" "$done_re" udaddy -- udaddy -s "$ADDR"
-pair mckey "" "$done_re" "$done_re" mckey -m 239.1.2.3 -b "$ADDR" -- mckey -m 239.1.2.3 -s -b "$ADDR"
+skip_on_iwarp udaddy "$NO_UD" ||
+	pair udaddy udp-cm:7174 "$done_re" "$done_re" udaddy -- udaddy -s "$ADDR"
+skip_on_iwarp mckey "$NO_UD" ||
+	pair mckey "" "$done_re" "$done_re" mckey -m 239.1.2.3 -b "$ADDR" -- mckey -m 239.1.2.3 -s -b "$ADDR"
 pair rdma_server cm:7471 "rdma_server: end 0" "rdma_client: end 0" rdma_server -- rdma_client -s "$ADDR"
 pair rdma_xserver cm:7471 "rdma_xserver: end 0" "rdma_xclient: end 0" rdma_xserver -- rdma_xclient -s "$ADDR"
 xrc_pair rdma_xserver-xrc cm:7471 "rdma_xserver: end 0" "rdma_xclient: end 0" \
@@ -137,14 +152,16 @@ if wanted rcopy; then
 	EOF
 fi
 pair rcopy cm:7427 forever "arrived intact" rcopy -- sh "$out/rcopy-client.sh" "$out/rcopy.src" "$ADDR" "$out/rcopy.dst"
-pair udpong udp-cm:7174 forever '^custom +512 ' udpong -b "$ADDR" -- udpong -s "$ADDR" -S 512
+skip_on_iwarp udpong "$NO_UD" ||
+	pair udpong udp-cm:7174 forever '^custom +512 ' udpong -b "$ADDR" -- udpong -s "$ADDR" -S 512
 
 # ---------------------------------------------------------------- ibverbs-utils
 single ibv_devinfo "hca_id:[[:space:]]+$DEV" ibv_devinfo -v -d "$DEV"
 # shellcheck disable=SC2086 # $g and $x: an option and its value, or none
 for t in rc uc srq; do
-	pair "ibv_${t}_pingpong" tcp:18515 "iters in" "iters in" \
-		"ibv_${t}_pingpong" -d "$DEV" $g -- "ibv_${t}_pingpong" -d "$DEV" $g "$ADDR"
+	skip_on_iwarp "ibv_${t}_pingpong" "$BY_HAND" ||
+		pair "ibv_${t}_pingpong" tcp:18515 "iters in" "iters in" \
+			"ibv_${t}_pingpong" -d "$DEV" $g -- "ibv_${t}_pingpong" -d "$DEV" $g "$ADDR"
 done
 # Device memory (-j: the messages in MEMIC, checked with -c), where the
 # device has it: a ConnectX does, rxe does not.
@@ -160,7 +177,8 @@ esac
 ud_size=1024
 [ "${LINK:-roce}" = ib ] && ud_size=2048
 # shellcheck disable=SC2086
-pair ibv_ud_pingpong tcp:18515 "iters in" "iters in" \
+skip_on_iwarp ibv_ud_pingpong "$NO_UD" ||
+	pair ibv_ud_pingpong tcp:18515 "iters in" "iters in" \
 	ibv_ud_pingpong -d "$DEV" $g -s $ud_size -- ibv_ud_pingpong -d "$DEV" $g -s $ud_size "$ADDR"
 # shellcheck disable=SC2086
 xrc_pair ibv_xsrq_pingpong tcp:18515 "success" "success" \
@@ -172,8 +190,10 @@ row='^ *[0-9]+ +[0-9]+ +[0-9.]+'
 for t in send write read atomic; do
 	for k in bw lat; do
 		# shellcheck disable=SC2086
-		pair "ib_${t}_$k" tcp:18515 "" "$row" "ib_${t}_$k" -d "$DEV" $x -- \
-			"ib_${t}_$k" -d "$DEV" $x "$ADDR"
+		skip_on_iwarp "ib_${t}_$k" "$BY_HAND" ||
+			pair "ib_${t}_$k" tcp:18515 "" "$row" "ib_${t}_$k" -d "$DEV" $x -- \
+				"ib_${t}_$k" -d "$DEV" $x "$ADDR"
+		[ $t = atomic ] && skip_on_iwarp "ib_${t}_$k-R" "RFC 5040's RDMAP has no atomics" && continue
 		pair "ib_${t}_$k-R" cm:18515 "" "$row" "ib_${t}_$k" -d "$DEV" -R -- \
 			"ib_${t}_$k" -d "$DEV" -R "$ADDR"
 	done
