@@ -123,7 +123,7 @@ static void header(FILE *f, const struct rc_run *run, const char *device)
 	fputs("</h1>\n<table class=\"facts\">\n", f);
 	row(f, "device", name);
 	row(f, "kernel", kernel);
-	row(f, "libibverbs (rdma-core)", lib);
+	row(f, "libibverbs", lib);
 	row(f, "backend", run->backend);
 	row(f, "device profile", run->profile ? run->profile : "none");
 	row(f, "suite", run->binary);
