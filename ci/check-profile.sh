@@ -36,7 +36,7 @@ sed -e 's/^attr device .*/attr device siw7/' -e 's/^attr max_qp .*/attr max_qp 4
 	-e 's/^attr atomic_cap .*/attr atomic_cap none/' -e 's/^attr transport .*/attr transport iwarp/' \
 	-e 's/^attr active_mtu .*/attr active_mtu 2048/' \
 	"$out/rxe0" >"$out/edited"
-build/bin/rdmamock-run --profile "$out/edited" "$mock" --profile fixtures/devices/mock "${queries[@]}" \
+"$build"/bin/rdmamock-run --profile "$out/edited" "$mock" --profile fixtures/devices/mock "${queries[@]}" \
 	-t 'ibv_post_send__ud_mtu' --record-profile "$out/edited-again" >"$out/edited.log" 2>&1 ||
 	fail "the queries on the edited profile failed (see $out/edited.log)"
 for want in 'device +siw7' 'max_qp +4242' 'atomic_cap +none' 'transport +iwarp' 'active_mtu +1024'; do
@@ -49,12 +49,12 @@ grep -q '^lacks ud  *recorded: ' "$out/edited-again" ||
 echo "check-profile: an edited profile replayed as edited (iWARP, max_qp 4242, no atomics), active_mtu 2048 said not replayed"
 
 # rdmacheck --profile on the mock replays a recorded profile
-build/bin/rdmacheck --profile "$out/edited" -t 'ibv_query_device*' --record-profile "$out/frontend" \
+"$build"/bin/rdmacheck --profile "$out/edited" -t 'ibv_query_device*' --record-profile "$out/frontend" \
 	>"$out/frontend.log" 2>&1 || fail "rdmacheck --profile $out/edited failed (see $out/frontend.log)"
 grep -Eq '^attr max_qp +4242$' "$out/frontend" || fail "rdmacheck --profile did not replay it"
 
 # a bad profile stops rdmamock-run before the program, naming the line
 printf 'name bad\nattr max_qp lots\n' >"$out/bad"
-if build/bin/rdmamock-run --profile "$out/bad" true 2>"$out/bad.log"; then fail "rdmamock-run took a bad profile"; fi
+if "$build"/bin/rdmamock-run --profile "$out/bad" true 2>"$out/bad.log"; then fail "rdmamock-run took a bad profile"; fi
 grep -q "$out/bad:2: attr max_qp: 'lots' is not a number" "$out/bad.log" || fail "bad profile: $(cat "$out/bad.log")"
 echo "check-profile: rdmacheck --profile replays it; a bad profile is named by rdmamock-run before anything runs"
