@@ -31,6 +31,18 @@ diff <(attrs "$out/rxe0") <(attrs "$out/rxe0-again") >"$out/replay.diff" ||
 	fail "replayed, rxe0 reports other attributes (see $out/replay.diff)"
 echo "check-profile: rxe0 recorded ($(attrs "$out/rxe0" | wc -l) attributes) and replayed: the same again"
 
+# the same for mlx5_0, the mlx5 personality, mlx5dv's attributes among its
+env -u RDMAMOCK_PROFILE RDMACHECK_DEVICE=mlx5_0 "$mock" --profile fixtures/devices/mock "${queries[@]}" \
+	--record-profile "$out/mlx5_0" >"$out/record-mlx5.log" 2>&1 ||
+	fail "recording mlx5_0 failed (see $out/record-mlx5.log)"
+grep -Eq '^attr mlx5dv_flags +0x' "$out/mlx5_0" || fail "$out/mlx5_0: no mlx5dv_flags"
+RDMAMOCK_PROFILE=$(readlink -f "$out/mlx5_0") "$mock" --profile fixtures/devices/mock "${queries[@]}" \
+	--record-profile "$out/mlx5_0-again" >"$out/replay-mlx5.log" 2>&1 ||
+	fail "the queries on the replayed mlx5_0 failed (see $out/replay-mlx5.log)"
+diff <(attrs "$out/mlx5_0") <(attrs "$out/mlx5_0-again") >"$out/replay-mlx5.diff" ||
+	fail "replayed, mlx5_0 reports other attributes (see $out/replay-mlx5.diff)"
+echo "check-profile: mlx5_0 too ($(attrs "$out/mlx5_0" | wc -l) attributes, mlx5dv's among them)"
+
 # an edited profile: another device, as edited
 sed -e 's/^attr device .*/attr device siw7/' -e 's/^attr max_qp .*/attr max_qp 4242/' \
 	-e 's/^attr atomic_cap .*/attr atomic_cap none/' -e 's/^attr transport .*/attr transport iwarp/' \
