@@ -15,33 +15,28 @@ fail() { echo "check-profile: $*" >&2; exit 1; }
 queries=(-t 'ibv_query_device*' -t 'ibv_query_port*' -t 'ibv_query_gid*')
 attrs() { grep '^attr ' "$1"; }
 
-# record rxe0, in the default topology beside mlx5_0
-env -u RDMAMOCK_PROFILE RDMACHECK_DEVICE=rxe0 RDMACHECK_ADDR=127.0.0.2 "$mock" --profile fixtures/devices/mock \
-	"${queries[@]}" --record-profile "$out/rxe0" >"$out/record.log" 2>&1 ||
-	fail "recording rxe0 failed (see $out/record.log)"
-grep -qx 'name rxe0' "$out/rxe0" || fail "$out/rxe0: no 'name rxe0' line"
-[ "$(attrs "$out/rxe0" | wc -l)" -ge 40 ] || fail "$out/rxe0: fewer than 40 attr lines"
-grep -Eq '^attr device +rxe0$' "$out/rxe0" || fail "$out/rxe0: not the device rxe0"
-
-# replayed, the fabric is rxe0 alone, at 127.0.0.1: recorded again, the same
-RDMAMOCK_PROFILE=$(readlink -f "$out/rxe0") "$mock" --profile fixtures/devices/mock "${queries[@]}" \
-	--record-profile "$out/rxe0-again" >"$out/replay.log" 2>&1 ||
-	fail "the suite's queries on the replayed rxe0 failed (see $out/replay.log)"
-diff <(attrs "$out/rxe0") <(attrs "$out/rxe0-again") >"$out/replay.diff" ||
-	fail "replayed, rxe0 reports other attributes (see $out/replay.diff)"
-echo "check-profile: rxe0 recorded ($(attrs "$out/rxe0" | wc -l) attributes) and replayed: the same again"
-
-# the same for mlx5_0, the mlx5 personality, mlx5dv's attributes among its
-env -u RDMAMOCK_PROFILE RDMACHECK_DEVICE=mlx5_0 "$mock" --profile fixtures/devices/mock "${queries[@]}" \
-	--record-profile "$out/mlx5_0" >"$out/record-mlx5.log" 2>&1 ||
-	fail "recording mlx5_0 failed (see $out/record-mlx5.log)"
+# round_trip DEVICE ADDR: DEVICE (its address ADDR) recorded in the default
+# topology, then replayed, where the fabric is DEVICE alone at 127.0.0.1,
+# and recorded again: the same attributes.
+round_trip() {
+	local dev=$1 addr=$2
+	env -u RDMAMOCK_PROFILE RDMACHECK_DEVICE="$dev" RDMACHECK_ADDR="$addr" "$mock" \
+		--profile fixtures/devices/mock "${queries[@]}" --record-profile "$out/$dev" \
+		>"$out/record-$dev.log" 2>&1 || fail "recording $dev failed (see $out/record-$dev.log)"
+	grep -qx "name $dev" "$out/$dev" || fail "$out/$dev: no 'name $dev' line"
+	[ "$(attrs "$out/$dev" | wc -l)" -ge 40 ] || fail "$out/$dev: fewer than 40 attr lines"
+	grep -Eq "^attr device +$dev\$" "$out/$dev" || fail "$out/$dev: not the device $dev"
+	RDMAMOCK_PROFILE=$(readlink -f "$out/$dev") "$mock" --profile fixtures/devices/mock "${queries[@]}" \
+		--record-profile "$out/$dev-again" >"$out/replay-$dev.log" 2>&1 ||
+		fail "the suite's queries on the replayed $dev failed (see $out/replay-$dev.log)"
+	diff <(attrs "$out/$dev") <(attrs "$out/$dev-again") >"$out/replay-$dev.diff" ||
+		fail "replayed, $dev reports other attributes (see $out/replay-$dev.diff)"
+	echo "check-profile: $dev recorded ($(attrs "$out/$dev" | wc -l) attributes) and replayed: the same again"
+}
+round_trip rxe0 127.0.0.2
+# mlx5_0: the mlx5 personality, with mlx5dv's attributes
+round_trip mlx5_0 127.0.0.1
 grep -Eq '^attr mlx5dv_flags +0x' "$out/mlx5_0" || fail "$out/mlx5_0: no mlx5dv_flags"
-RDMAMOCK_PROFILE=$(readlink -f "$out/mlx5_0") "$mock" --profile fixtures/devices/mock "${queries[@]}" \
-	--record-profile "$out/mlx5_0-again" >"$out/replay-mlx5.log" 2>&1 ||
-	fail "the queries on the replayed mlx5_0 failed (see $out/replay-mlx5.log)"
-diff <(attrs "$out/mlx5_0") <(attrs "$out/mlx5_0-again") >"$out/replay-mlx5.diff" ||
-	fail "replayed, mlx5_0 reports other attributes (see $out/replay-mlx5.diff)"
-echo "check-profile: mlx5_0 too ($(attrs "$out/mlx5_0" | wc -l) attributes, mlx5dv's among them)"
 
 # an edited profile: another device, as edited
 sed -e 's/^attr device .*/attr device siw7/' -e 's/^attr max_qp .*/attr max_qp 4242/' \
