@@ -167,9 +167,19 @@ static uint64_t start_time_of(pid_t pid)
 	return started;
 }
 
+/* A member slot's pid: written by its joiner and by a reaper (under
+ * alloc_lock), read without the lock as well (a process leaving at exit
+ * while its watcher thread reaps), so always whole. */
+static pid_t member_pid(const struct fab_member *m)
+{
+	return __atomic_load_n(&m->pid, __ATOMIC_ACQUIRE);
+}
+
 static bool member_alive(const struct fab_member *m)
 {
-	return m->pid && (m->pid == self_pid || start_time_of(m->pid) == m->started);
+	pid_t pid = member_pid(m);
+
+	return pid && (pid == self_pid || start_time_of(pid) == m->started);
 }
 
 /* ---------------------------------------------------------------- locks */
@@ -515,8 +525,8 @@ static int join_locked(void)
 		if (m->pid)
 			continue;
 		memset(m, 0, sizeof *m);
-		m->pid = self_pid;
 		m->started = start_time_of(self_pid);
+		__atomic_store_n(&m->pid, self_pid, __ATOMIC_RELEASE);
 		m->gen++;
 		return i;
 	}
@@ -573,7 +583,7 @@ static void reap(int owner)
 	fab_mutex_lock(&sh->alloc_lock);
 	while ((b = m->blocks))
 		free_locked(b);
-	m->pid = 0;
+	__atomic_store_n(&m->pid, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&m->leaving, false, __ATOMIC_RELEASE);
 	fab_mutex_unlock(&sh->alloc_lock);
 }
@@ -586,10 +596,10 @@ void fab_reap_dead(void)
 		struct fab_member *m = &sh->members[i];
 		bool claim;
 
-		if (!m->pid || i == SELF())
+		if (!member_pid(m) || i == SELF())
 			continue;
 		fab_mutex_lock(&sh->alloc_lock);
-		claim = m->pid && !__atomic_load_n(&m->leaving, __ATOMIC_ACQUIRE) && !member_alive(m);
+		claim = member_pid(m) && !__atomic_load_n(&m->leaving, __ATOMIC_ACQUIRE) && !member_alive(m);
 		if (claim)
 			__atomic_store_n(&m->leaving, true, __ATOMIC_RELEASE);
 		fab_mutex_unlock(&sh->alloc_lock);
@@ -894,7 +904,7 @@ __attribute__((destructor)) static void leave(void)
 		for (int i = 0; i < FAB_MEMBERS_MAX; i++) {
 			const struct fab_member *m = &sh->members[i];
 
-			if (i != SELF() && m->pid && !m->exited && member_alive(m))
+			if (i != SELF() && !m->exited && member_alive(m))
 				last = false;
 		}
 		/* The lock file goes too: a process waiting on it opens the
