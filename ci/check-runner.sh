@@ -83,7 +83,7 @@ deviation__passes|pass|-|
 crash__sigsegv|fail|-|crashed: SIGSEGV
 crash__abort|fail|-|crashed: SIGABRT
 exit__before_return|fail|-|exited with status 0 before the test finished
-hang__with_child|fail|-|timed out after 6 s
+hang__with_child|fail|-|timed out after 6 s; last step: forked; now waiting
 output__bad_bytes|fail|-|failing on purpose
 diverge__documented_held|pass|held|
 diverge__documented_not_held|pass|not-held|

@@ -117,6 +117,10 @@ void rc_assert_errno(const char *call, int got, int want, const char *file, int 
  * expectation held too. If it held, the divergence is reported as stale. */
 void rc_note_documented(bool held);
 
+/* Where the running test is, in a few words ("client: rsend of the file"):
+ * should it time out, the runner names the last step it was told. */
+void rc_note_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Which library the binary runs on: "mock" when librdmamock is loaded,
  * "real" otherwise. Mock-only checks use rc_require_mock(). */
 bool rc_backend_is_mock(void);

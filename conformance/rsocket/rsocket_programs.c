@@ -268,6 +268,7 @@ static void rcopy_server(struct fx_rs_thread *t)
 
 	if (fd < 0)
 		return;
+	rc_note_step("server: rrecv of the size");
 	if (rrecv(fd, &size, sizeof size, MSG_WAITALL) != sizeof size || size != FILE_BYTES) {
 		fx_rs_thread_fail(t, "server: the size did not arrive: %s", strerror(errno));
 		goto out;
@@ -282,6 +283,7 @@ static void rcopy_server(struct fx_rs_thread *t)
 		}
 		got += (uint64_t)n;
 	}
+	rc_note_step("server: the file is in; rsend of the answer, then rrecv of the end");
 	if (fx_rs_check_pattern(s->file, size, 0) >= 0)
 		fx_rs_thread_fail(t, "server: the file differs from what was sent");
 	else if (rsend(fd, "done", 4, 0) != 4)
@@ -308,13 +310,18 @@ void rcopy__two_threads(void **state)
 	fx_rs_thread_start(&t, rcopy_server, &server);
 	fx_rs_addr(AF_INET, fx_port(), &addr);
 	fd = fx_rsocket(AF_INET, SOCK_STREAM);
+	rc_note_step("client: rconnect");
 	FX_RS_OK(rconnect(fd, (struct sockaddr *)&addr, fx_rs_len(&addr)));
+	rc_note_step("client: rsend of the size and the file");
 	assert_int_equal(rsend(fd, &size, sizeof size, 0), sizeof size);
 	assert_int_equal(rsend(fd, file, FILE_BYTES, 0), FILE_BYTES);
+	rc_note_step("client: rrecv of the answer");
 	assert_null(fx_rs_recv_all(fd, ack, sizeof ack));
 	assert_memory_equal(ack, "done", 4);
+	rc_note_step("client: rshutdown and rclose");
 	FX_RS_OK(rshutdown(fd, SHUT_RDWR));
 	assert_int_equal(rclose(fd), 0);
+	rc_note_step("client: waiting for the server");
 	fx_rs_thread_join(&t, THREAD_SECONDS);
 	rclose(server.listener);
 }

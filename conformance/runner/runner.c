@@ -336,6 +336,18 @@ void rc_note_documented(bool held)
 	note_write("documented", held ? "held" : "not-held");
 }
 
+void rc_note_step(const char *fmt, ...)
+{
+	char step[RC_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(step, sizeof(step), fmt, ap);
+	va_end(ap);
+	flatten_line(step);
+	note_write("step", step);
+}
+
 /* cmocka catches these and turns a crash into an ordinary failure; restore
  * the defaults so the kernel ends the child and the parent sees the signal. */
 static void restore_crash_signals(void)
@@ -532,6 +544,7 @@ static bool collect_child(pid_t pid, pid_t target, struct pipe_in *in,
 /* What the child said on the notes pipe. */
 struct child_notes {
 	char skip[RC_REASON_MAX];
+	char step[RC_REASON_MAX / 2]; /* the last one told */
 	enum rc_documented documented;
 	bool completed, finished;
 	int failed;
@@ -548,6 +561,8 @@ static void apply_note(struct child_notes *n, const char *kind,
 		n->documented = !strcmp(value, "held") &&
 					n->documented != RC_DOC_NOT_HELD ?
 				RC_DOC_HELD : RC_DOC_NOT_HELD;
+	} else if (!strcmp(kind, "step")) {
+		snprintf(n->step, sizeof(n->step), "%s", value);
 	} else if (!strcmp(kind, "completed")) {
 		n->completed = true;
 	} else if (!strcmp(kind, "finished")) {
@@ -713,7 +728,8 @@ static void classify(struct rc_result *r, int status, bool timed_out,
 	r->documented = n->documented;
 	r->verdict = RC_FAIL;
 	if (timed_out) {
-		set_failed(r, "timed out after %u s", o->timeout);
+		set_failed(r, "timed out after %u s%s%s", o->timeout,
+			   n->step[0] ? "; last step: " : "", n->step);
 	} else if (WIFSIGNALED(status)) {
 		set_failed(r, "crashed: %s", signal_name(WTERMSIG(status)));
 	} else if (!n->finished) {

@@ -86,9 +86,11 @@ void exit__before_return(void **state)
 	exit(0);
 }
 
-/* Leaves a child of its own, which the timeout must kill too. */
+/* Leaves a child of its own, which the timeout must kill too; the
+ * timeout names the last step the test told. */
 void hang__with_child(void **state)
 {
+	rc_note_step("forked; now waiting");
 	if (fork() == 0)
 		for (;;)
 			pause();
