@@ -4,7 +4,8 @@
 # mock's rxe0 as a profile; replayed (RDMAMOCK_PROFILE, rdmamock-run
 # --profile, rdmacheck --profile) the mock is that device, so a second
 # recording gives the same attributes; an edited profile is replayed as
-# edited, and what the mock cannot be is said.
+# edited, and what the mock cannot be is said; recorded deviations make
+# the mock fail as the device did.
 #   ci/check-profile.sh BUILD_DIR OUTDIR
 set -euo pipefail
 build=$1 out=$2
@@ -65,3 +66,26 @@ printf 'name bad\nattr max_qp lots\n' >"$out/bad"
 if "$build"/bin/rdmamock-run --profile "$out/bad" true 2>"$out/bad.log"; then fail "rdmamock-run took a bad profile"; fi
 grep -q "$out/bad:2: attr max_qp: 'lots' is not a number" "$out/bad.log" || fail "bad profile: $(cat "$out/bad.log")"
 echo "check-profile: rdmacheck --profile replays it; a bad profile is named by rdmamock-run before anything runs"
+
+# recorded deviations replayed: rxe0's recording with rxe44's deviations
+# (fixtures/devices/rxe and rxe-debian12) makes the mock fail those clauses as
+# kernel 6.1's rxe and rdma-core 44's provider do; the suite, told of them,
+# reports each as a deviation
+{ cat "$out/rxe0"; grep -h '^deviation ' fixtures/devices/rxe fixtures/devices/rxe-debian12; } >"$out/rxe44-like"
+deviating=(ibv_next_poll__batch ibv_wr_set_sge_list__concatenated ibv_wr_set_inline_data_list__concatenated
+	ibv_wr_complete__inline_list_over_caps_not_mlx5 ibv_reg_mr__inaccessible_memory ibv_bind_mw__bounds
+	ibv_post_send__send_with_inv ibv_post_send__bind_mw_without_bind_access ibv_post_send__local_inv_type1
+	ibv_get_async_event__last_wqe_reached)
+RDMAMOCK_PROFILE=$(readlink -f "$out/rxe44-like") "$mock" --profile "$out/rxe44-like" \
+	$(printf -- '-t %s ' "${deviating[@]}") --results "$out/rxe44-like.tsv" >"$out/rxe44-like.log" 2>&1 ||
+	fail "the replayed deviations failed the run (see $out/rxe44-like.log)"
+for t in "${deviating[@]}"; do
+	v=$(awk -F '\t' -v t="$t" '$1 == t { print $3 }' "$out/rxe44-like.tsv")
+	[ "$v" = deviation ] || fail "$t replayed as rxe44: $v, not deviation (see $out/rxe44-like.log)"
+done
+# and the other way: a replayed rxe profile that does not record
+# SRQ_LAST_WQE_REACHED raises the event, as rxe on kernel 7.2
+RDMAMOCK_PROFILE=$(readlink -f "$out/rxe0") "$mock" --profile "$out/rxe0" \
+	-t ibv_get_async_event__last_wqe_reached >"$out/rxe65-like.log" 2>&1 ||
+	fail "replayed without SRQ_LAST_WQE_REACHED, the last WQE event did not come (see $out/rxe65-like.log)"
+echo "check-profile: ${#deviating[@]} of rxe44's deviations replayed, each failing as on the device; without SRQ_LAST_WQE_REACHED the event comes, as on 7.2"

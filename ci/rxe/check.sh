@@ -101,13 +101,19 @@ cat "$out/matrix.log"
 [ $mrc -eq 0 ] || verdict+=("matrix: rdmacheck-mock --matrix ${RXE_MATRIX_FLAGS:-} exited $mrc (see $out/matrix.log)")
 
 # ---- the mock as each device that recorded its profile: what differs,
-# counted and listed (not yet a failure: the replay is not complete)
+# counted and listed; a failure for rxe, whose deviations the mock replays
+# all, and not yet for siw (the mock has no iWARP connection model)
 echo
 say "== the mock as each recorded device (RDMAMOCK_PROFILE), test by test"
 for stack in "$@"; do
 	[ -s "$out/$stack/single/recorded" ] || continue
-	bash "$here/replay.sh" "$build" "$out" "${column[$stack]}" "$out/$stack/single" ||
-		verdict+=("replay: the mock could not replay ${column[$stack]}'s recorded profile")
+	col=${column[$stack]}
+	bash "$here/replay.sh" "$build" "$out" "$col" "$out/$stack/single"
+	case $?/$col in
+	0/* | 2/siw*) ;;
+	2/*) verdict+=("replay: the mock as $col differs from the device on $(wc -l <"$out/replay-$col.diff") test(s) (see $out/replay-$col.diff)") ;;
+	*) verdict+=("replay: the mock could not replay $col's recorded profile") ;;
+	esac
 done
 
 # ---- per run: counts, failing tests, examples

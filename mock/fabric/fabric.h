@@ -164,6 +164,8 @@ const char *fab_replay_topology(void);
 /* True where a replayed profile applies to personality p and records the
  * deviation `clause` (a clause id of the suite), which the mock then
  * behaves as: the few it can are listed in replay.c. */
+/* Whether a replayed profile is of personality p's device. */
+bool fab_replay_is(enum rdmamock_personality p);
 bool fab_replay_deviates(enum rdmamock_personality p, const char *clause);
 /* The same for what the recorded run's rdma-core did, whatever the device
  * (its librdmacm's rsocket, say). */

@@ -22,12 +22,24 @@
 #define MELLANOX_VENDOR_ID 0x02c9
 
 /* The recorded deviations the mock can behave as, each where it acts:
- * WC_POST_IN_ERR and WC_RECV_IN_ERR_WAITS in ibverbs/post.c (kernel 6.1's
- * rxe completes nothing posted to a QP in ERR), CM_QP_ACK_TIMEOUT in
- * fabric/cm.c (6.1's RoCE packet life time, 18), RFCNTL_FD in
- * rdmacm/rsocket.c (rdma-core 44's rsocket takes no type flags). */
+ * - ibverbs/post.c: WC_POST_IN_ERR, WC_RECV_IN_ERR_WAITS (kernel 6.1's rxe
+ *   completes nothing posted to a QP in ERR), MW_BIND_ERR and
+ *   MW_LOCAL_INV_TYPE1 (its statuses for a failed bind or invalidation);
+ * - ibverbs/mw.c: MW_BOUNDS; ibverbs/recv.c: MW_SEND_WITH_INV;
+ * - ibverbs/mr.c: REG_MR_READABLE (6.1's FOLL_FORCE);
+ * - ibverbs/wr.c: QP_EX_SGE_LIST, QP_EX_INLINE_LIST[_OVER_CAPS], and
+ *   ibverbs/cq_ex.c: CQ_EX_BATCH (rdma-core 44's rxe provider);
+ * - ibverbs/qp.c: SRQ_LAST_WQE_REACHED, the other way round: the generic
+ *   device follows 6.1 and raises no event, and a replayed rxe profile
+ *   that does not record it raises it (7.2);
+ * - fabric/cm.c: CM_QP_ACK_TIMEOUT (6.1's RoCE packet life time, 18);
+ * - rdmacm/rsocket.c: RFCNTL_FD (rdma-core 44's rsocket takes no type
+ *   flags). */
 static const char *const replayable[] = {
-	"WC_POST_IN_ERR", "WC_RECV_IN_ERR_WAITS", "CM_QP_ACK_TIMEOUT", "RFCNTL_FD",
+	"WC_POST_IN_ERR", "WC_RECV_IN_ERR_WAITS", "MW_BIND_ERR", "MW_LOCAL_INV_TYPE1",
+	"MW_BOUNDS", "MW_SEND_WITH_INV", "REG_MR_READABLE", "QP_EX_SGE_LIST",
+	"QP_EX_INLINE_LIST", "QP_EX_INLINE_LIST_OVER_CAPS", "CQ_EX_BATCH",
+	"SRQ_LAST_WQE_REACHED", "CM_QP_ACK_TIMEOUT", "RFCNTL_FD",
 };
 
 static struct {
@@ -189,7 +201,13 @@ bool fab_replay_records(const char *clause)
 	return replay.on && can_replay(clause) && rp_deviation(&replay.profile, clause);
 }
 
+bool fab_replay_is(enum rdmamock_personality p)
+{
+	pthread_once(&replay.once, replay_load);
+	return replay.on && (p == RDMAMOCK_MLX5) == (replay.as == RDMAMOCK_MLX5);
+}
+
 bool fab_replay_deviates(enum rdmamock_personality p, const char *clause)
 {
-	return fab_replay_records(clause) && (p == RDMAMOCK_MLX5) == (replay.as == RDMAMOCK_MLX5);
+	return fab_replay_records(clause) && fab_replay_is(p);
 }

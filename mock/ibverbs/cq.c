@@ -569,6 +569,22 @@ static struct mock_cqe *ring_pop(struct mock_cq *mcq)
 	return e;
 }
 
+/* A slot read past the producer: a completion of zeros, oldest of all
+ * (CQ_EX_BATCH, cq_ex.c). */
+void verbs_cq_push_stale(struct mock_cq *mcq)
+{
+	struct mock_cqe *e = cqe_new(mcq);
+
+	if (!e)
+		return;
+	memset(e, 0, offsetof(struct mock_cqe, later_inline));
+	e->next = mcq->head;
+	if (!mcq->tail)
+		mcq->tail = e;
+	__atomic_store_n(&mcq->head, e, __ATOMIC_RELAXED);
+	mcq->count++;
+}
+
 struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq)
 {
 	struct mock_cqe *e = mcq->ring ? ring_pop(mcq) : list_pop(mcq);

@@ -65,12 +65,14 @@ static bool mapped(uintptr_t start, uintptr_t end, long page)
  * bind): an unmapped page, one the process may not read, or for such
  * access one it may not write, fails the registration with EFAULT
  * (measured on rxe: kernel 7.2; 6.1 still pinned unreadable pages for a
- * read-only registration, through FOLL_FORCE). The mappings are the
- * process's own, from /proc/self/maps, sorted by address. */
+ * read-only registration, through FOLL_FORCE: REG_MR_READABLE, replayed).
+ * The mappings are the process's own, from /proc/self/maps, sorted by
+ * address. */
 static bool pinnable(const void *addr, size_t length, unsigned access)
 {
 	bool writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	bool forced = !writable && fab_replay_records("REG_MR_READABLE");
 	uintptr_t at = (uintptr_t)addr, end = at + length;
 	FILE *maps = fopen("/proc/self/maps", "re");
 	unsigned long lo, hi;
@@ -81,7 +83,7 @@ static bool pinnable(const void *addr, size_t length, unsigned access)
 	while (at < end && fscanf(maps, "%lx-%lx %7s%*[^\n]", &lo, &hi, perms) == 3) {
 		if (hi <= at)
 			continue;
-		if (lo > at || perms[0] != 'r' || (writable && perms[1] != 'w'))
+		if (lo > at || (perms[0] != 'r' && !forced) || (writable && perms[1] != 'w'))
 			break;
 		at = hi;
 	}

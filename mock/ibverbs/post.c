@@ -474,14 +474,16 @@ static enum ibv_wc_status execute(struct mock_qp *mqp, const struct ibv_send_wr 
 	/* A bind or an invalidation that fails: mlx5's syndrome says why
 	 * (MW_BIND_ERR, LOCAL_QP_OP_ERR); rxe moves the QP to ERR and the
 	 * request completes flushed (measured on 7.2; 6.1 gives the status
-	 * rxe_do_local_ops sets). */
+	 * rxe_do_local_ops sets: MW_BIND_ERR and MW_LOCAL_INV_TYPE1, replayed). */
 	if (is_local(wr->opcode)) {
 		bool took = wr->opcode == IBV_WR_BIND_MW ? verbs_mw_bind(mqp, wr)
 			    : verbs_mw_invalidate(wr->invalidate_rkey);
 
 		if (took)
 			return IBV_WC_SUCCESS;
-		if (mqp->personality != RDMAMOCK_MLX5)
+		if (mqp->personality != RDMAMOCK_MLX5 &&
+		    !fab_replay_deviates(mqp->personality, wr->opcode == IBV_WR_BIND_MW ? "MW_BIND_ERR"
+										  : "MW_LOCAL_INV_TYPE1"))
 			return IBV_WC_WR_FLUSH_ERR;
 		return wr->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR : IBV_WC_LOC_QP_OP_ERR;
 	}
@@ -920,6 +922,10 @@ int verbs_post_one_send(struct mock_qp *mqp, const struct ibv_send_wr *wr)
 		return 0;
 	if (mqp->state != IBV_QPS_RTS) {
 		complete_send(mqp, wr, IBV_WC_WR_FLUSH_ERR, 0, mark);
+		return 0;
+	}
+	if (mqp->wr_fails) {
+		fail_request(mqp, wr, mqp->wr_fails, mark);
 		return 0;
 	}
 	/* Behind a request still being retried, it waits. */

@@ -588,8 +588,13 @@ static void enter_error(struct mock_qp *mqp)
 	verbs_qp_flush_recvs(mqp);
 	/* mlx5's firmware raises it (SRQ_LAST_WQE). rxe does not on kernel
 	 * 6.1, which the generic device follows; 7.2's rxe raises it at every
-	 * move to ERR and for every packet that then arrives (measured). */
-	if ((mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_RECV) && mqp->personality == RDMAMOCK_MLX5)
+	 * move to ERR and for every packet that then arrives (measured): a
+	 * replayed rxe profile that does not record SRQ_LAST_WQE_REACHED
+	 * raises it at the move. */
+	if ((mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_RECV) &&
+	    (mqp->personality == RDMAMOCK_MLX5 ||
+	     (fab_replay_is(mqp->personality) &&
+	      !fab_replay_deviates(mqp->personality, "SRQ_LAST_WQE_REACHED"))))
 		verbs_async_qp(mqp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 

@@ -197,7 +197,10 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		wc.imm_data = pkt->imm;
 	}
 	if (status == IBV_WC_SUCCESS && pkt->with_inv) {
-		wc.wc_flags |= IBV_WC_WITH_INV;
+		/* rxe's flag is the kernel's, which libibverbs reads as
+		 * IP_CSUM_OK (MW_SEND_WITH_INV, replayed). */
+		wc.wc_flags |= fab_replay_deviates(mqp->personality, "MW_SEND_WITH_INV")
+				       ? IBV_WC_IP_CSUM_OK : IBV_WC_WITH_INV;
 		wc.invalidated_rkey = pkt->inv_rkey;
 	}
 	/* rxe (rxe_resp.c do_complete) marks every receive of a user QP with

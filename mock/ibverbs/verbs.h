@@ -220,6 +220,7 @@ struct mock_cq {
 	bool extended;
 	uint64_t wc_flags;
 	struct mock_cqe *current;
+	bool past_producer; /* CQ_EX_BATCH (cq_ex.c): next_poll found none */
 	/* mlx5: its ring of CQEs, once mlx5dv_init_obj has handed it to the
 	 * program (device/mlx5.h); the list above stays empty from then. */
 	struct mlx5_cq_ring *ring;
@@ -313,6 +314,9 @@ struct mock_qp {
 	bool ex_view;               /* ibv_qp_to_qp_ex answers it */
 	struct mlx5_qp_ring *ring;  /* mlx5: its work queues, once mlx5dv_init_obj handed them over */
 	const struct mock_ah *raw_ah; /* while a UD WQE rung for runs: its vector as an AH */
+	/* while ibv_wr_complete posts a request its provider built wrong (a
+	 * replayed rdma-core defect, wr.c): the status the device gives it */
+	enum ibv_wc_status wr_fails;
 	uint64_t send_ops_flags;
 	struct send_batch *batch;   /* between ibv_wr_start and _complete */
 	uint32_t async_reported;    /* its asynchronous events read */
@@ -427,6 +431,7 @@ void verbs_rq_pull(struct mock_qp *mqp, bool all);
 /* The oldest completion, taken off the CQ (its send-queue slots freed);
  * NULL when the CQ is empty. */
 struct mock_cqe *verbs_cq_pop(struct mock_cq *mcq);
+void verbs_cq_push_stale(struct mock_cq *mcq);
 /* Drop the completions of qp that are not polled yet (reset, destroy). */
 void verbs_cq_forget_qp(struct mock_cq *cq, struct mock_qp *qp);
 

@@ -30,6 +30,7 @@ struct pending {
 	struct ibv_sge *sge; /* wr.sg_list points here */
 	char *inline_data;   /* copied at set time */
 	bool has_dc;         /* a DCI's: mlx5dv_wr_set_dc_addr's address */
+	enum ibv_wc_status fails; /* what the device makes of it (replayed defects) */
 	struct mock_ah dc;
 };
 
@@ -212,6 +213,21 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 		p->wr.qp_type.xrc.remote_srqn = remote_srqn;
 }
 
+/* rdma-core before 64: rxe's ibv_wr_set_sge_list counts the first SGE's
+ * length once per SGE (QP_EX_SGE_LIST, replayed). The kernel sends that
+ * many bytes from the list, and fails the request where the list holds
+ * fewer (LOC_QP_OP_ERR, measured on rdma-core 44). */
+static void claim_first_length(struct pending *p, uint64_t claimed)
+{
+	for (int i = 0; i < p->wr.num_sge; i++) {
+		if (p->sge[i].length > claimed)
+			p->sge[i].length = (uint32_t)claimed;
+		claimed -= p->sge[i].length;
+	}
+	if (claimed)
+		p->fails = IBV_WC_LOC_QP_OP_ERR;
+}
+
 static void set_sges(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list, const char *call)
 {
 	struct mock_qp *mqp = building(qpx, call);
@@ -234,6 +250,9 @@ static void set_sges(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list
 		memcpy(p->sge, list, n * sizeof *list);
 	p->wr.sg_list = p->sge;
 	p->wr.num_sge = (int)n;
+	p->fails = IBV_WC_SUCCESS;
+	if (n > 1 && fab_replay_deviates(mqp->personality, "QP_EX_SGE_LIST"))
+		claim_first_length(p, n * list[0].length);
 }
 
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
@@ -248,20 +267,28 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sg
 	set_sges(qpx, n, list, "ibv_wr_set_sge_list");
 }
 
+/* rdma-core before 64: rxe's ibv_wr_set_inline_data_list never adds the
+ * buffers up (fixed by 1e8ed0aff): each is checked alone against
+ * max_inline_data (QP_EX_INLINE_LIST_OVER_CAPS) and the SEND carries 0
+ * bytes (QP_EX_INLINE_LIST), both replayed. */
 static void set_inline(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs,
-		       const char *call)
+		       bool list, const char *call)
 {
 	struct mock_qp *mqp = building(qpx, call);
 	struct pending *p = last(qpx, call);
-	size_t total = 0;
+	bool unsummed = list && fab_replay_deviates(mqp->personality, "QP_EX_INLINE_LIST_OVER_CAPS");
+	size_t total = 0, largest = 0;
 	char *out;
 
 	if (!p)
 		return;
 	MOCK_REQUIRE(bufs || !n, call, "buf_list is NULL with %zu entries (upstream reads it)", n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		total += bufs[i].length;
-	if (total > mqp->cap.max_inline_data) {
+		if (bufs[i].length > largest)
+			largest = bufs[i].length;
+	}
+	if ((unsummed ? largest : total) > mqp->cap.max_inline_data) {
 		batch_fail(mqp->batch, over_caps_err(mqp));
 		return;
 	}
@@ -279,6 +306,8 @@ static void set_inline(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_bu
 	}
 	p->sge->addr = (uintptr_t)p->inline_data;
 	p->sge->length = (uint32_t)total;
+	if (list && fab_replay_deviates(mqp->personality, "QP_EX_INLINE_LIST"))
+		p->sge->length = 0;
 	p->wr.sg_list = p->sge;
 	p->wr.num_sge = 1;
 	p->wr.send_flags |= IBV_SEND_INLINE;
@@ -288,12 +317,12 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 {
 	struct ibv_data_buf buf = { .addr = addr, .length = length };
 
-	set_inline(qpx, 1, &buf, "ibv_wr_set_inline_data");
+	set_inline(qpx, 1, &buf, false, "ibv_wr_set_inline_data");
 }
 
 static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs)
 {
-	set_inline(qpx, n, bufs, "ibv_wr_set_inline_data_list");
+	set_inline(qpx, n, bufs, true, "ibv_wr_set_inline_data_list");
 }
 
 static void wr_start(struct ibv_qp_ex *qpx)
@@ -314,8 +343,10 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	verbs_lock_take();
 	for (size_t i = 0; !err && i < b->n; i++) {
 		mqp->raw_ah = b->wrs[i].has_dc ? &b->wrs[i].dc : NULL;
+		mqp->wr_fails = b->wrs[i].fails;
 		err = verbs_post_one_send(mqp, &b->wrs[i].wr);
 		mqp->raw_ah = NULL;
+		mqp->wr_fails = IBV_WC_SUCCESS;
 	}
 	verbs_lock_give();
 	drop_pending(b);
