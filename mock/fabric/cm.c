@@ -1637,6 +1637,35 @@ static void settled_depths(const struct fab_id *id, uint8_t *responder, uint8_t 
 	}
 }
 
+/* An RNIC's CM (iw_cm_init_qp_attr through rdma_init_qp_attr): the QP is
+ * the provider's to connect, over the stream MPA set up, so the masks
+ * carry no path. INIT and RTR: the state and access (none before the id
+ * has an iWARP CM id, remote read and write after) and the port; RTS: the
+ * port alone, once connecting; another state is EINVAL then. */
+static bool id_on_iwarp(const struct fab_id *id)
+{
+	return id->dev && fab_profile_of(id->dev->personality)->transport == IBV_TRANSPORT_IWARP;
+}
+
+static int init_qp_attr_iwarp(const struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
+{
+	*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT;
+	attr->port_num = 1;
+	if (!id->has_cm)
+		return 0;
+	switch (attr->qp_state) {
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		attr->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		return 0;
+	case IBV_QPS_RTS:
+		*mask = IBV_QP_PORT;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 /* rdma_init_qp_attr: cma_ib_init_qp_attr before a connection (and for UD),
  * ib_cm_init_qp_attr once the CM has exchanged a REQ. */
 static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
@@ -1717,7 +1746,7 @@ static int init_qp_attr_locked(struct fab_id *id, struct ibv_qp_attr *attr, int 
 	}
 }
 
-int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
+static int init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask, bool wire)
 {
 	enum ibv_qp_state state = attr->qp_state;
 	int err;
@@ -1725,9 +1754,34 @@ int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
 	memset(attr, 0, sizeof *attr);
 	attr->qp_state = state;
 	fab_lock();
-	err = id->dev ? init_qp_attr_locked(id, attr, mask) : -EINVAL;
+	if (!id->dev)
+		err = -EINVAL;
+	else if (!wire && id_on_iwarp(id))
+		err = init_qp_attr_iwarp(id, attr, mask);
+	else
+		err = init_qp_attr_locked(id, attr, mask);
 	fab_unlock();
 	return err;
+}
+
+int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
+{
+	return init_qp_attr(id, attr, mask, false);
+}
+
+int fab_wire_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
+{
+	return init_qp_attr(id, attr, mask, true);
+}
+
+bool fab_id_iwarp(const struct fab_id *id)
+{
+	bool iwarp;
+
+	fab_lock();
+	iwarp = id_on_iwarp(id);
+	fab_unlock();
+	return iwarp;
 }
 
 /* ---------------------------------------------------------------- written events, SA */

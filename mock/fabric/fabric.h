@@ -280,6 +280,13 @@ int fab_notify(struct fab_id *id, enum ibv_event_type event);
 int fab_set_option(struct fab_id *id, int level, int optname, const void *optval, size_t optlen);
 /* rdma_init_qp_attr: the attributes and mask for attr->qp_state. */
 int fab_init_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask);
+/* What the mock's device itself needs to carry the connection (its path,
+ * the peer's QP, PSNs, depths: the InfiniBand CM's attributes), whatever
+ * the transport: on an RNIC the provider moves the QP to RTS with them
+ * (rdmacm/qp.c), where rdma_init_qp_attr gives iWARP's masks. */
+int fab_wire_qp_attr(struct fab_id *id, struct ibv_qp_attr *attr, int *mask);
+/* Whether the id is on an RNIC (IBV_TRANSPORT_IWARP). */
+bool fab_id_iwarp(const struct fab_id *id);
 /* ucma's WRITE_CM_EVENT (kernel 6.18+): queue a USER or INTERNAL event
  * for the id, carrying status and arg. */
 int fab_write_event(struct fab_id *id, enum rdma_cm_event_type type, int status, uint64_t arg);

@@ -689,6 +689,25 @@ static bool dc_transition_ok(const struct mock_qp *mqp, enum ibv_qp_state cur,
 	return (mask & req) == req && !(mask & ~(req | opt));
 }
 
+/* An RNIC's QP (siw_verbs_modify_qp, siw_qp_modify): no attribute is
+ * required or refused, and any state may follow any, but RTS, which needs
+ * the stream of a connection the CM made (EINVAL before: no LLP handle). */
+static int check_modify_iwarp(const struct mock_qp *mqp, const struct ibv_qp_attr *attr, int mask,
+			      enum ibv_qp_state *cur, enum ibv_qp_state *next)
+{
+	struct sockaddr_storage server;
+	int port;
+
+	if ((mask & IBV_QP_STATE) && (unsigned)attr->qp_state > IBV_QPS_ERR)
+		return EINVAL;
+	*cur = mqp->state;
+	*next = mask & IBV_QP_STATE ? attr->qp_state : *cur;
+	if (*next == IBV_QPS_RTS && *cur != IBV_QPS_RTS &&
+	    !fab_qp_server(mqp->qp.qp_num, &server, &port))
+		return EINVAL;
+	return 0;
+}
+
 /* The checks uverbs' modify_qp, _ib_modify_qp, ib_modify_qp_is_ok and the
  * drivers make, in that order; all fail with EINVAL but the first. */
 static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int *mask,
@@ -700,6 +719,8 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 	 * command, which only raw packet QPs take. */
 	if (*mask & ~(IBV_QP_RATE_LIMIT - 1))
 		return EOPNOTSUPP;
+	if (p->transport == IBV_TRANSPORT_IWARP)
+		return check_modify_iwarp(mqp, attr, *mask, cur, next);
 	/* One-port devices. */
 	if ((*mask & IBV_QP_PORT) && attr->port_num != 1)
 		return EINVAL;
@@ -731,7 +752,9 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 	if (*cur != mqp->state)
 		return EINVAL;
 
-	if ((*mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= p->max_pkeys)
+	/* An RNIC has no P_Key table, and takes any index (siw: measured). */
+	if ((*mask & IBV_QP_PKEY_INDEX) && p->transport != IBV_TRANSPORT_IWARP &&
+	    attr->pkey_index >= p->max_pkeys)
 		return EINVAL;
 	if ((*mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > p->max_qp_rd_atom)
 		return EINVAL;

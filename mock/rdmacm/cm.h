@@ -121,6 +121,9 @@ void cm_free_id(struct cm_id *cid);
 int cm_connect_qp(struct cm_id *cid);
 int cm_accept_qp(struct cm_id *cid);
 int cm_qp_to_err(struct cm_id *cid);
+int cm_qp_to_sqd(struct cm_id *cid); /* ucma_modify_qp_sqd, an RNIC's shutdown */
+/* An RNIC's: its provider moves the QP to RTS once connected (qp.c). */
+int cm_iwarp_rts(struct cm_id *cid);
 /* The connect response of an id with a QP: ECE, then RTR, RTS and the RTU
  * (ucma_process_conn_resp_ece). 0, or -1 with errno. */
 int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep);

@@ -177,6 +177,8 @@ MOCK_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_
 	p.ece_vendor_id = cid->remote_ece.vendor_id;
 	p.ece_options = cid->local_ece.options;
 	err = fab_accept(cid->fid, (uintptr_t)cid, &p);
+	if (!err && id->qp_type != IBV_QPT_UD && fab_id_iwarp(cid->fid) && cm_iwarp_rts(cid))
+		err = -errno;
 	if (err) {
 		cm_qp_to_err(cid);
 		return cm_err(err);
@@ -228,10 +230,11 @@ MOCK_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	int err;
 
 	FAULT_MINUS1(LIB, "rdma_disconnect");
-	/* ucma_shutdown: RoCE devices are IB transport: the QP goes to ERR. */
+	/* ucma_shutdown: on an InfiniBand-transport device (RoCE too) the QP
+	 * goes to ERR, on an RNIC to SQD. */
 	if (!id->verbs || !id->verbs->device)
 		return mock_errno(EINVAL);
-	if (cm_qp_to_err(cid))
+	if (fab_id_iwarp(cid->fid) ? cm_qp_to_sqd(cid) : cm_qp_to_err(cid))
 		return -1;
 	err = fab_disconnect(cid->fid);
 	if (err)

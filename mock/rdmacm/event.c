@@ -173,6 +173,16 @@ int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep)
 		cm_qp_to_err(cid);
 		return mock_errno(err);
 	}
+	/* An RNIC's kernel raises ESTABLISHED with the QP in RTS already:
+	 * librdmacm moves nothing and exchanges no ECE. */
+	if (fab_id_iwarp(cid->fid)) {
+		err = cm_iwarp_rts(cid);
+		if (!err)
+			err = cm_err(fab_accept(cid->fid, 0, NULL));
+		if (err)
+			cm_qp_to_err(cid);
+		return err;
+	}
 	if (!rep->ece_vendor_id) {
 		/* No ECE came back: keep ours, with no options. */
 		ece.vendor_id = cid->local_ece.vendor_id;

@@ -83,9 +83,43 @@ int cm_accept_qp(struct cm_id *cid)
 	return 0;
 }
 
+/* On an RNIC the provider moves the QP to RTS itself once MPA has set the
+ * stream up (siw_accept, siw_connect), with no ibv_modify_qp of
+ * librdmacm's: the ibv_qp's state stays what librdmacm last set (INIT on
+ * the active side, RTR on the passive one). The mock's device takes the
+ * InfiniBand CM's attributes, which carry the path and the peer's QP. */
+int cm_iwarp_rts(struct cm_id *cid)
+{
+	struct ibv_qp *qp = cid->id.qp;
+	struct ibv_qp_attr attr;
+	enum ibv_qp_state seen;
+	int mask, err = 0;
+
+	if (!qp)
+		return 0;
+	seen = qp->state;
+	for (enum ibv_qp_state s = IBV_QPS_RTR; !err && s <= IBV_QPS_RTS; s++) {
+		attr.qp_state = s;
+		err = cm_err(fab_wire_qp_attr(cid->fid, &attr, &mask));
+		if (!err)
+			err = modify(qp, &attr, mask);
+	}
+	qp->state = seen;
+	return err;
+}
+
 int cm_qp_to_err(struct cm_id *cid)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (!cid->id.qp)
+		return 0;
+	return modify(cid->id.qp, &attr, IBV_QP_STATE);
+}
+
+int cm_qp_to_sqd(struct cm_id *cid)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_SQD };
 
 	if (!cid->id.qp)
 		return 0;
