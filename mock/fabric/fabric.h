@@ -167,6 +167,11 @@ const char *fab_replay_topology(void);
 /* Whether a replayed profile is of personality p's device. */
 bool fab_replay_is(enum rdmamock_personality p);
 bool fab_replay_deviates(enum rdmamock_personality p, const char *clause);
+/* Where a replayed profile is of p's device and says it lacks
+ * `capability` (a verb its provider has no op for: cq-ex, qp-ex, srq-ex,
+ * query-srq, resize-cq, memory-windows), the verb gives EOPNOTSUPP as
+ * libibverbs does then. */
+bool fab_replay_lacks(enum rdmamock_personality p, const char *capability);
 /* The same for what the recorded run's rdma-core did, whatever the device
  * (its librdmacm's rsocket, say). */
 bool fab_replay_records(const char *clause);

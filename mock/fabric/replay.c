@@ -211,3 +211,8 @@ bool fab_replay_deviates(enum rdmamock_personality p, const char *clause)
 {
 	return fab_replay_records(clause) && fab_replay_is(p);
 }
+
+bool fab_replay_lacks(enum rdmamock_personality p, const char *capability)
+{
+	return fab_replay_is(p) && rp_lacks(&replay.profile, capability);
+}

@@ -413,6 +413,9 @@ MOCK_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 	FAULT_POSITIVE(LIB, "ibv_resize_cq");
 	p = fab_profile_of(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality);
+	if (fab_replay_lacks(verbs_context_of(cq->context, "ibv_resize_cq")->mdev->personality,
+			     "resize-cq"))
+		return EOPNOTSUPP; /* libibverbs' dummy op */
 	verbs_lock_take();
 	if (cqe < 1 || cqe > p->max_cqe ||
 	    (uint32_t)cqe < (mcq->ring ? mlx5_cq_pending(mcq) : (uint32_t)mcq->count))

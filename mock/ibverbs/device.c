@@ -224,12 +224,18 @@ MOCK_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	 * one that says it is not implemented. */
 	verbs_set_unsupported_ops(v);
 	verbs_set_dm_ops(v);
-	verbs_set_mw_ops(v);
 	v->query_port = query_port_ex;
 	v->query_device_ex = verbs_query_device_ex;
-	v->create_cq_ex = verbs_create_cq_ex;
-	v->create_qp_ex = verbs_create_qp_ex;
-	v->create_srq_ex = verbs_create_srq_ex;
+	/* A replayed device whose provider lacks an op leaves it NULL, and
+	 * the header's wrapper answers EOPNOTSUPP (siw's). */
+	if (!fab_replay_lacks(m->personality, "memory-windows"))
+		verbs_set_mw_ops(v);
+	if (!fab_replay_lacks(m->personality, "cq-ex"))
+		v->create_cq_ex = verbs_create_cq_ex;
+	if (!fab_replay_lacks(m->personality, "qp-ex"))
+		v->create_qp_ex = verbs_create_qp_ex;
+	if (!fab_replay_lacks(m->personality, "srq-ex"))
+		v->create_srq_ex = verbs_create_srq_ex;
 	v->get_srq_num = verbs_get_srq_num;
 	v->open_xrcd = verbs_open_xrcd;
 	v->close_xrcd = verbs_close_xrcd;

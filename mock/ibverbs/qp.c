@@ -369,6 +369,9 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	int err;
 
 	err = check_init_attr(init, p, ctx, dc_type);
+	/* An RNIC's one service is RC (siw_create_qp: EOPNOTSUPP). */
+	if (!err && p->transport == IBV_TRANSPORT_IWARP && init->qp_type != IBV_QPT_RC)
+		err = EOPNOTSUPP;
 	if (dc_type == MLX5DV_DCTYPE_DCT)
 		memset(&cap, 0, sizeof cap);
 	else if (!err && init->qp_type != IBV_QPT_XRC_RECV)

@@ -254,6 +254,9 @@ MOCK_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 
 	FAULT_POSITIVE(LIB, "ibv_query_srq");
 	MOCK_REQUIRE(attr, "ibv_query_srq", "srq_attr is NULL (upstream writes it)");
+	if (fab_replay_lacks(verbs_context_of(srq->context, "ibv_query_srq")->mdev->personality,
+			     "query-srq"))
+		return EOPNOTSUPP; /* libibverbs' dummy op */
 	verbs_lock_take();
 	*attr = msrq->attr;
 	verbs_lock_give();

@@ -356,8 +356,10 @@ static int bind_locked(struct rsocket *rs, const struct sockaddr *addr)
 	rs->ds->bound = true;
 	rs->readable = rs->writable = true;
 	/* A specific address has its device: the QP is ready for the first
-	 * datagram. */
-	if (rs->cm_id->verbs && !get_qp(rs, rs->cm_id->verbs, rdma_get_local_addr(rs->cm_id)))
+	 * datagram. Not on an RNIC, which has no UD QP: there, as upstream
+	 * (which binds a UDP socket only), the first datagram fails. */
+	if (rs->cm_id->verbs && rs->cm_id->verbs->device->transport_type != IBV_TRANSPORT_IWARP &&
+	    !get_qp(rs, rs->cm_id->verbs, rdma_get_local_addr(rs->cm_id)))
 		return -1;
 	return 0;
 }
