@@ -143,6 +143,12 @@ static bool id_on_ib(const struct fab_id *id)
 	return id->dev && (id->dev->caps & FAB_CAP_IB);
 }
 
+/* An RNIC's (IBV_TRANSPORT_IWARP): siw's, replayed. */
+static bool id_on_iwarp(const struct fab_id *id)
+{
+	return id->dev && fab_profile_of(id->dev->personality)->transport == IBV_TRANSPORT_IWARP;
+}
+
 /* The path's packet life time: the SA's on InfiniBand, the kernel's
  * constant on RoCE (6.1's where a replayed profile records it). */
 static uint8_t packet_life(const struct fab_id *id)
@@ -1588,6 +1594,14 @@ void fab_fill_ah(const struct fab_id *id, const union ibv_gid *dgid, struct ibv_
 		ah->is_global = 0;
 		ah->dlid = peer ? topology_lid_locked(peer->serial) : 0;
 	}
+	/* An RNIC has one GID, of its MAC address (siw): the mock's device
+	 * reaches the peer's by it. */
+	if (id_on_iwarp(id) && !dgid) {
+		struct fab_device *peer = ib_peer_locked(id);
+
+		if (peer)
+			topology_port_gid(peer, &ah->grh.dgid);
+	}
 	/* A path of its own: ib_init_ah_attr_from_path takes its DGID, hop
 	 * limit, traffic class, flow label and SL (and on InfiniBand its
 	 * DLID, with a GRH only past the subnet). */
@@ -1642,11 +1656,6 @@ static void settled_depths(const struct fab_id *id, uint8_t *responder, uint8_t 
  * carry no path. INIT and RTR: the state and access (none before the id
  * has an iWARP CM id, remote read and write after) and the port; RTS: the
  * port alone, once connecting; another state is EINVAL then. */
-static bool id_on_iwarp(const struct fab_id *id)
-{
-	return id->dev && fab_profile_of(id->dev->personality)->transport == IBV_TRANSPORT_IWARP;
-}
-
 static int init_qp_attr_iwarp(const struct fab_id *id, struct ibv_qp_attr *attr, int *mask)
 {
 	*mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT;

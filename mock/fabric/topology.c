@@ -765,7 +765,10 @@ int topology_gid_index(const struct fab_device *dev, const struct sockaddr *addr
 {
 	int own = dev ? default_gid_addr(dev) : -1;
 
-	if (dev && (dev->caps & FAB_CAP_IB))
+	/* InfiniBand, and an RNIC (its one GID, of its MAC address: siw): the
+	 * first entry. */
+	if (dev && ((dev->caps & FAB_CAP_IB) ||
+		    fab_profile_of(dev->personality)->transport == IBV_TRANSPORT_IWARP))
 		return 0;
 
 	for (int slot = 1; dev && slot <= dev->naddrs - (own >= 0); slot++)
