@@ -589,12 +589,14 @@ int fab_listen(struct fab_id *id, int backlog)
 /* ---------------------------------------------------------------- connect */
 
 /* What the receiver of a CM message sees: the sender's depths swapped, and
- * the private data padded to the message's size. */
-static struct fab_conn_param received(const struct fab_conn_param *sent, uint8_t size)
+ * the private data padded to the message's size; an RNIC's MPA frame
+ * carries it at its own length (RFC 5044: siw passes pd_len on). */
+static struct fab_conn_param received(const struct fab_id *from, const struct fab_conn_param *sent,
+				      uint8_t size)
 {
 	struct fab_conn_param p = *sent;
 
-	p.private_data_len = size;
+	p.private_data_len = id_on_iwarp(from) ? sent->private_data_len : size;
 	p.responder_resources = sent->initiator_depth;
 	p.initiator_depth = sent->responder_resources;
 	return p;
@@ -636,7 +638,7 @@ static struct fab_conn_param request_seen(const struct fab_id *listener, const s
 {
 	uint8_t msg = active->qp_type == IBV_QPT_UD ? SIDR_REQ_MSG : REQ_MSG;
 	uint8_t hdr = listener->src.ss_family == AF_IB ? 0 : CMA_HDR;
-	struct fab_conn_param p = received(&active->sent, msg - hdr);
+	struct fab_conn_param p = received(active, &active->sent, msg - hdr);
 
 	if (!hdr && active->src.ss_family != AF_IB) {
 		memset(p.private_data, 0, sizeof p.private_data);
@@ -646,7 +648,9 @@ static struct fab_conn_param request_seen(const struct fab_id *listener, const s
 	return p;
 }
 
-/* The peer of id receives a REJ with this reason. */
+/* The peer of id receives a REJ with this reason. On an RNIC, MPA's reject ends
+ * the stream: status -ECONNRESET (cma_iw_handler), the private data as
+ * sent. */
 static void send_rej(struct fab_id *id, int reason, const void *data, uint8_t len)
 {
 	struct fab_id *peer = id->peer;
@@ -660,6 +664,10 @@ static void send_rej(struct fab_id *id, int reason, const void *data, uint8_t le
 	peer->cm = CM_IDLE;
 	peer->peer = NULL;
 	fab_timer_cancel(peer);
+	if (id_on_iwarp(peer)) {
+		reason = -ECONNRESET;
+		p.private_data_len = data ? len : 0;
+	}
 	fab_queue_event(peer, RDMA_CM_EVENT_REJECTED, reason, &p, NULL);
 }
 
@@ -1092,7 +1100,7 @@ static bool stale_remote_qpn(const struct fab_id *active, uint32_t qpn, const st
  * request), up to the CM's retry count. */
 static void deliver_rep(struct fab_id *passive, struct fab_id *active)
 {
-	struct fab_conn_param rep = received(&passive->sent, REP_PRIVATE);
+	struct fab_conn_param rep = received(passive, &passive->sent, REP_PRIVATE);
 
 	/* A REP has no retry count: the event reads 0 (cma_set_rep_event_data). */
 	rep.retry_count = 0;

@@ -115,6 +115,11 @@ static bool from_peer(const struct mock_qp *mqp, const struct fab_packet *pkt)
 	return !memcmp(&pkt->sgid, &mqp->attr.ah_attr.grh.dgid, sizeof pkt->sgid);
 }
 
+static bool iwarp(const struct mock_qp *mqp)
+{
+	return fab_profile_of(mqp->personality)->transport == IBV_TRANSPORT_IWARP;
+}
+
 /* ---------------------------------------------------------------- receives */
 
 /* Where a message lands: the QP's own receive queue, its SRQ, or for XRC
@@ -204,8 +209,9 @@ static void complete_recv(struct mock_qp *mqp, struct mock_srq *msrq, struct rec
 		wc.invalidated_rkey = pkt->inv_rkey;
 	}
 	/* rxe (rxe_resp.c do_complete) marks every receive of a user QP with
-	 * IBV_WC_GRH, and gives a source QP only from a DETH (UD). */
-	if (status == IBV_WC_SUCCESS && (generic || mqp->qp.qp_type == IBV_QPT_UD) && !pkt->no_grh)
+	 * IBV_WC_GRH, and gives a source QP only from a DETH (UD). An RNIC
+	 * marks none: iWARP has no GRH. */
+	if (status == IBV_WC_SUCCESS && !iwarp(mqp) && (generic || mqp->qp.qp_type == IBV_QPT_UD) && !pkt->no_grh)
 		wc.wc_flags |= IBV_WC_GRH;
 	if (generic && mqp->qp.qp_type != IBV_QPT_UD)
 		wc.src_qp = 0;
@@ -332,13 +338,13 @@ static bool mem_failed(int err)
 }
 
 /* The responder's memory for an RDMA or atomic request: its QP must allow
- * the access, and the rkey name a region of its PD that allows it too, or
- * a window bound to one (mw.c). A
- * zero-length RDMA checks no key. */
+ * the access (not on an RNIC: siw keeps the QP's flags and never reads
+ * them), and the rkey name a region of its PD that allows it too, or a
+ * window bound to one (mw.c). A zero-length RDMA checks no key. */
 static bool remote_memory(struct mock_qp *mqp, const struct fab_packet *pkt, uint64_t len,
 			  unsigned access, struct verbs_mem *at)
 {
-	return (mqp->attr.qp_access_flags & access) &&
+	return ((mqp->attr.qp_access_flags & access) || iwarp(mqp)) &&
 	       (!len || verbs_rkey_map(mqp, pkt->rkey, pkt->raddr, len, access, at));
 }
 
