@@ -32,6 +32,10 @@
  * - ibverbs/qp.c: SRQ_LAST_WQE_REACHED, the other way round: the generic
  *   device follows 6.1 and raises no event, and a replayed rxe profile
  *   that does not record it raises it (7.2);
+ * - siw's (kernel 6.1, rdma-core 44): SRQ_QP_POST_RECV (ibverbs/post.c),
+ *   SRQ_CREATE_NO_SGE and SRQ_CREATE_LIMIT_IGNORED (ibverbs/srq.c),
+ *   CQ_ARM_SOLICITED (ibverbs/cq.c), and siw_query_qp's missing state
+ *   (ibverbs/qp.c), which every clause of one_cause fails by;
  * - fabric/cm.c: CM_QP_ACK_TIMEOUT (6.1's RoCE packet life time, 18);
  * - rdmacm/rsocket.c: RFCNTL_FD (rdma-core 44's rsocket takes no type
  *   flags). */
@@ -39,8 +43,27 @@ static const char *const replayable[] = {
 	"WC_POST_IN_ERR", "WC_RECV_IN_ERR_WAITS", "MW_BIND_ERR", "MW_LOCAL_INV_TYPE1",
 	"MW_BOUNDS", "MW_SEND_WITH_INV", "REG_MR_READABLE", "QP_EX_SGE_LIST",
 	"QP_EX_INLINE_LIST", "QP_EX_INLINE_LIST_OVER_CAPS", "CQ_EX_BATCH",
-	"SRQ_LAST_WQE_REACHED", "CM_QP_ACK_TIMEOUT", "RFCNTL_FD",
+	"SRQ_LAST_WQE_REACHED", "CM_QP_ACK_TIMEOUT", "RFCNTL_FD", "SRQ_QP_POST_RECV",
+	"SRQ_CREATE_NO_SGE", "SRQ_CREATE_LIMIT_IGNORED", "CQ_ARM_SOLICITED",
 };
+
+/* Clauses a device fails for one cause, which the mock replays where the
+ * profile records any of them: kernel 6.1's siw_query_qp sets no state. */
+static const char *const one_cause[] = {
+	"CM_QP_INIT", "CM_STATE_CONNECT", "CREATE_QP_REFUSED", "CM_QP_RTS", "CM_QP_DISCONNECT_ERR",
+	"CM_EVENT_REJECTED_FIELDS", "END_BOTH_AT_ONCE", "DISCONNECT_NOT_CONNECTED",
+	"SET_OPTION_IB_PATH", "CREATE_EP_AI_ROUTE", "CREATE_QP_EX",
+};
+
+static bool listed(const char *const *list, size_t n, const char *clause)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], clause))
+			return true;
+	return false;
+}
+
+#define LISTED(list, clause) listed(list, sizeof list / sizeof list[0], clause)
 
 static struct {
 	pthread_once_t once;
@@ -118,10 +141,7 @@ static void check_fixed(const struct rp_profile *p)
 
 static bool can_replay(const char *clause)
 {
-	for (size_t i = 0; i < sizeof replayable / sizeof replayable[0]; i++)
-		if (!strcmp(replayable[i], clause))
-			return true;
-	return false;
+	return LISTED(replayable, clause) || LISTED(one_cause, clause);
 }
 
 /* One line for the deviations the profile records and the mock cannot be:
@@ -198,7 +218,14 @@ const char *fab_replay_topology(void)
 bool fab_replay_records(const char *clause)
 {
 	pthread_once(&replay.once, replay_load);
-	return replay.on && can_replay(clause) && rp_deviation(&replay.profile, clause);
+	if (!replay.on || !can_replay(clause))
+		return false;
+	if (!LISTED(one_cause, clause))
+		return rp_deviation(&replay.profile, clause) != NULL;
+	for (size_t i = 0; i < sizeof one_cause / sizeof one_cause[0]; i++)
+		if (rp_deviation(&replay.profile, one_cause[i]))
+			return true;
+	return false;
 }
 
 bool fab_replay_is(enum rdmamock_personality p)

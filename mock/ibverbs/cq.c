@@ -778,7 +778,10 @@ void verbs_cq_add(struct mock_cq *cq, const struct ibv_wc *wc, struct mock_qp *q
 	}
 
 	/* An error completion fires a solicited-only arm too, as the IB spec
-	 * asks. */
+	 * asks. siw never sees a receive as solicited
+	 * (siw_rqe_complete: CQ_ARM_SOLICITED, replayed). */
+	if (!is_send && !cq->mlx5 && fab_replay_deviates(RDMAMOCK_GENERIC, "CQ_ARM_SOLICITED"))
+		solicited = false;
 	if (!cq->armed || (cq->solicited_only && !solicited && wc->status == IBV_WC_SUCCESS))
 		return;
 	fire(cq);

@@ -19,6 +19,7 @@
  * the QP goes to ERR; what was posted after it waits, then is flushed.
  * timeout 0 waits for ever, as does retry_cnt 7 on a generic device (rxe
  * retries without end at 7; measured on 6.1 and 7.2). */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,8 +121,16 @@ static int post_one_recv(struct mock_qp *mqp, const struct ibv_recv_wr *wr)
 
 	/* A QP on an SRQ has no receive queue of its own: rxe's provider
 	 * refuses (EINVAL); mlx5's finds its empty queue full (ENOMEM). */
-	if (mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_SEND || mqp->qp.qp_type == IBV_QPT_XRC_RECV)
+	if (mqp->srq || mqp->qp.qp_type == IBV_QPT_XRC_SEND || mqp->qp.qp_type == IBV_QPT_XRC_RECV) {
+		/* siw's provider takes its index modulo that queue's size, 0:
+		 * the caller dies of SIGFPE (SRQ_QP_POST_RECV, replayed). */
+		if (mqp->srq && fab_replay_deviates(mqp->personality, "SRQ_QP_POST_RECV")) {
+			mock_log("ibv_post_recv on a QP with an SRQ: the replayed device's provider "
+				 "divides by zero here (SRQ_QP_POST_RECV)");
+			raise(SIGFPE);
+		}
 		return mqp->personality == RDMAMOCK_MLX5 ? ENOMEM : EINVAL;
+	}
 	/* rxe, after C10-97.2.1: no receives before INIT. */
 	if (mqp->state == IBV_QPS_RESET)
 		return EINVAL;

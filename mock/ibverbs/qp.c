@@ -882,6 +882,10 @@ MOCK_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int at
 	verbs_lock_take();
 	*attr = mqp->attr;
 	attr->qp_state = attr->cur_qp_state = mqp->state;
+	/* Kernel 6.1's siw_query_qp sets no state: uverbs' zeroed RESET
+	 * (CM_QP_INIT and the clauses that read the state: replayed). */
+	if (fab_replay_deviates(mqp->personality, "CM_QP_INIT"))
+		attr->qp_state = attr->cur_qp_state = IBV_QPS_RESET;
 	attr->cap = mqp->cap;
 	memset(init_attr, 0, sizeof *init_attr);
 	init_attr->qp_context = qp->qp_context;

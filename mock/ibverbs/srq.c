@@ -129,6 +129,12 @@ static int check_srq(struct ibv_context *ctx, const struct ibv_srq_init_attr_ex 
 	    init->attr.max_sge > (uint32_t)p->max_srq_sge ||
 	    init->attr.srq_limit > granted_wr(init->attr.max_wr))
 		return EINVAL;
+	/* siw holds the limit to the depth asked for (siw_create_srq:
+	 * SRQ_CREATE_LIMIT_IGNORED, replayed). */
+	if (init->attr.srq_limit > init->attr.max_wr &&
+	    fab_replay_deviates(verbs_context_of(ctx, "ibv_create_srq")->mdev->personality,
+				"SRQ_CREATE_LIMIT_IGNORED"))
+		return EINVAL;
 	return 0;
 }
 
@@ -156,7 +162,11 @@ static struct ibv_srq *create_srq(struct ibv_context *ctx, struct ibv_srq_init_a
 		msrq->cq = verbs_cq_of(init->cq, "ibv_create_srq_ex");
 	}
 	msrq->attr.max_wr = granted_wr(init->attr.max_wr);
-	msrq->attr.max_sge = init->attr.max_sge ? init->attr.max_sge : 1;
+	/* Rounded up to one, but by siw, which grants what was asked
+	 * (SRQ_CREATE_NO_SGE, replayed). */
+	msrq->attr.max_sge = init->attr.max_sge ||
+			     fab_replay_deviates(mc->mdev->personality, "SRQ_CREATE_NO_SGE") ?
+			     init->attr.max_sge : 1;
 	msrq->attr.srq_limit = init->attr.srq_limit;
 	msrq->srq.context = ctx;
 	msrq->srq.srq_context = init->srq_context;
