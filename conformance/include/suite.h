@@ -159,6 +159,10 @@ bool rc_clock_jumps(void);
  * "capability: CAP (", which the runner checks against the profile. */
 bool rc_lacks(const char *capability, const char **reason);
 const char *rc_profile_name(void);
+/* The loaded profile was recorded from a device (it has attr lines): the
+ * mock replays it as its fabric (rdmacheck --profile, RDMAMOCK_PROFILE), so
+ * a mock-only test keeps that device rather than load a topology. */
+bool rc_profile_replayed(void);
 #define RC_REQUIRE_CAPABILITY(cap)                                        \
 	do {                                                              \
 		const char *rc_lacks_reason_;                             \

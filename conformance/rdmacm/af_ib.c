@@ -20,10 +20,10 @@
 #include "qp.h"
 
 /* On the mock, a second pass on mlx5_0 made InfiniBand; not where the
- * device profile lacks InfiniBand (a replayed RoCE device stays one). */
+ * device profile lacks InfiniBand, nor on a device the mock replays. */
 static bool mock_ib_pass(void)
 {
-	return rc_backend_is_mock() && !rc_lacks("infiniband", NULL);
+	return rc_backend_is_mock() && !rc_lacks("infiniband", NULL) && !rc_profile_replayed();
 }
 
 /* The device under test's port 1: its GID 0 and whether it is InfiniBand.

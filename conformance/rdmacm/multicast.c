@@ -550,8 +550,9 @@ void rdma_join_multicast__without_qp(void **state)
  * too, where the device profile lacks InfiniBand. */
 static void ib_subnet(void)
 {
-	/* A profile that lacks InfiniBand (a replayed RoCE device) keeps its port. */
-	if (rc_backend_is_mock() && !rc_lacks("infiniband", NULL)) {
+	/* A profile that lacks InfiniBand, or a device the mock replays,
+	 * keeps its port. */
+	if (rc_backend_is_mock() && !rc_lacks("infiniband", NULL) && !rc_profile_replayed()) {
 		int (*load)(const char *) = (int (*)(const char *))fx_topology_call("rdmamock_topology_load");
 
 		if (load("mlx5_0=mlx5+ib:127.0.0.1/8,::1"))

@@ -90,6 +90,14 @@ const struct rp_profile *rc_profile(void)
 	return &profile;
 }
 
+bool rc_profile_replayed(void)
+{
+	for (int i = 0; i < RP_ATTR__COUNT; i++)
+		if (profile.has[i])
+			return true;
+	return false;
+}
+
 bool rc_lacks(const char *capability, const char **reason)
 {
 	const struct rp_entry *e = rp_lacks(&profile, capability);

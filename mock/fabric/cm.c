@@ -667,6 +667,7 @@ static void send_rej(struct fab_id *id, int reason, const void *data, uint8_t le
 	if (id_on_iwarp(peer)) {
 		reason = -ECONNRESET;
 		p.private_data_len = data ? len : 0;
+		peer->stream_reset = true;
 	}
 	fab_queue_event(peer, RDMA_CM_EVENT_REJECTED, reason, &p, NULL);
 }
@@ -1026,6 +1027,15 @@ static void sidr_answer(struct fab_id *active, int status, const struct fab_conn
 	}
 }
 
+/* Whether a TCP connect to the id's destination finds a listener. */
+static bool iwarp_listener(struct fab_id *id)
+{
+	struct fab_device *dev = topology_device_with_addr((struct sockaddr *)&id->dst);
+	int reason;
+
+	return find_listener(id, dev ? dev : id->dev, &reason) != NULL;
+}
+
 int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
 {
 	int err = 0;
@@ -1035,6 +1045,11 @@ int fab_connect(struct fab_id *id, const struct fab_conn_param *param)
 		err = -EINVAL;
 	} else if (param->private_data_len > req_room(id)) {
 		err = -EINVAL;
+	} else if (id_on_iwarp(id) && !iwarp_listener(id)) {
+		/* An RNIC connects over TCP first (siw_connect's
+		 * kernel_connect): a port nobody listens on refuses it in the
+		 * call, and the id stays route resolved. */
+		err = -ECONNREFUSED;
 	} else {
 		id->state = ST_CONNECT;
 		id->has_cm = true;
@@ -1177,6 +1192,9 @@ int fab_accept(struct fab_id *id, uint64_t uid, const struct fab_conn_param *par
 	peer = id->peer;
 	if (id->destroyed || !id->dev || id->state != ST_CONNECT) {
 		err = -EINVAL;
+	} else if (param && id->stream_reset) {
+		/* An RNIC's: the MPA reply finds the stream closed (siw). */
+		err = -ECONNRESET;
 	} else if (id->qp_type == IBV_QPT_UD) {
 		/* cma_send_sidr_rep: the answer to a SIDR REQ. */
 		if (!param || id->cm != CM_REQ_RCVD || !peer || param->private_data_len > SIDR_REP_PRIVATE) {

@@ -108,6 +108,7 @@ struct fab_id {
 	bool destroyed;       /* by rdma_destroy_id, its memory kept until the acks */
 	bool cut;             /* the peer vanished (a fault): it hears nothing more */
 	bool abandoned;       /* passive: the active side stopped waiting for its answer */
+	bool stream_reset;    /* passive, on an RNIC: the active side's stream closed before the accept */
 	int req_sends;        /* REQs sent for this connection */
 	struct fab_conn_param sent; /* its REQ or REP */
 	struct fab_conn_param got;  /* the peer's REQ or REP */

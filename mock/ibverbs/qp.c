@@ -13,6 +13,8 @@
 #include "verbs.h"
 
 #define LIB "ibverbs"
+/* siw-abi.h: SIW_MAX_INLINE, five 16-byte SGEs. */
+#define SIW_MAX_INLINE_DATA 80
 
 /* ---------------------------------------------------------------- transitions */
 
@@ -329,6 +331,11 @@ static int size_send_queue(const struct fab_profile *p, enum rdmamock_personalit
 {
 	unsigned overhead, body, wqe;
 
+	/* The one RNIC modelled, siw (siw_create_qp): inline data up to
+	 * SIW_MAX_INLINE, 80 bytes (five of its SGEs), a send queue of at
+	 * least one, and the caps reported as asked. */
+	if (p->transport == IBV_TRANSPORT_IWARP)
+		return cap->max_inline_data > SIW_MAX_INLINE_DATA || !cap->max_send_wr ? EINVAL : 0;
 	if (personality != RDMAMOCK_MLX5) {
 		if (cap->max_inline_data > p->max_inline_data)
 			return EINVAL;
