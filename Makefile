@@ -547,7 +547,9 @@ $(PCFILE): tools/rdmamock.pc.in $(DIRS_STAMP) Makefile
 all: $(FRONTEND) $(PCFILE)
 
 MANPAGES  := $(sort $(wildcard man/*.[137]))
-PROFILES  := $(filter-out %~,$(wildcard fixtures/devices/*))
+PROFILES  := $(filter-out %~ fixtures/devices/recorded,$(wildcard fixtures/devices/*))
+# The profiles recorded in the guests, each under its run's name (siw44, ...).
+RECORDED  := $(wildcard fixtures/devices/recorded/*/recorded)
 INSTALLED := \
   $(LIB_CM):$(DROPINDIR)/librdmacm.so.1:755 \
   $(LIB_VERBS):$(DROPINDIR)/libibverbs.so.1:755 \
@@ -563,6 +565,7 @@ INSTALLED := \
   $(RC_MOCK):$(SUITEDIR)/rdmacheck-mock:755 \
   $(RC_REAL):$(SUITEDIR)/rdmacheck-real:755 \
   $(foreach p,$(PROFILES),$(p):$(PROFILEDIR)/$(notdir $(p)):644) \
+  $(foreach p,$(RECORDED),$(p):$(PROFILEDIR)/$(notdir $(patsubst %/,%,$(dir $(p)))):644) \
   $(foreach m,$(MANPAGES),$(m):$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)):644)
 # The link a compiler's -lrdmamock finds.
 DEVLINK := $(LIBDIR)/librdmamock.so

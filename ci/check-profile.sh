@@ -5,7 +5,8 @@
 # --profile, rdmacheck --profile) the mock is that device, so a second
 # recording gives the same attributes; an edited profile is replayed as
 # edited, and what the mock cannot be is said; recorded deviations make
-# the mock fail as the device did.
+# the mock fail as the device did; and the mock as each recorded device
+# gives that device's verdicts.
 #   ci/check-profile.sh BUILD_DIR OUTDIR
 set -euo pipefail
 build=$1 out=$2
@@ -89,3 +90,13 @@ RDMAMOCK_PROFILE=$(readlink -f "$out/rxe0") "$mock" --profile "$out/rxe0" \
 	-t ibv_get_async_event__last_wqe_reached >"$out/rxe65-like.log" 2>&1 ||
 	fail "replayed without SRQ_LAST_WQE_REACHED, the last WQE event did not come (see $out/rxe65-like.log)"
 echo "check-profile: ${#deviating[@]} of rxe44's deviations replayed, each failing as on the device; without SRQ_LAST_WQE_REACHED the event comes, as on 7.2"
+
+# the replay matrix: the mock as each device whose run is recorded in
+# fixtures/devices/recorded (its profile and its verdicts, from the guests)
+# gives that device's verdict on every test both ran
+for d in fixtures/devices/recorded/*/; do
+	n=$(basename "$d")
+	JOBS=2 bash ci/rxe/replay.sh "$build" "$out" "$n" "$d" >"$out/replay-$n.out" 2>&1 ||
+		fail "the mock as $n: $(cat "$out/replay-$n.out")"
+	echo "check-profile: $(head -n 1 "$out/replay-$n.out")"
+done

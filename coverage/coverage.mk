@@ -3,7 +3,7 @@
 # build is left alone), the suite and the drop-in example run on it, and
 # lcov/genhtml's report of mock/ in build/coverage/html; then the examples under
 # rdmamock-sweep, from zero, in build/coverage/sweep-html; the suite runs
-# a second time on the mock as a recorded device (RDMAMOCK_PROFILE). It fails when the
+# again on the mock as each recorded device (RDMAMOCK_PROFILE). It fails when the
 # suite's figures for mock/ fall below the floor in coverage/floor.
 
 COV_DIR  := build/coverage
@@ -17,16 +17,14 @@ coverage:
 	@$(COV_TREE)/conformance/rdmacheck-mock --timeout $(TIMEOUT) >$(COV_DIR)/suite.log 2>&1 || \
 	  { tail -n 30 $(COV_DIR)/suite.log; echo "coverage: the suite failed" >&2; exit 1; }
 	@tail -n 1 $(COV_DIR)/suite.log
-	@# The suite again on the mock as a recorded device: rxe0, recorded, then
-	@# replayed (RDMAMOCK_PROFILE) under rxe-debian12's profile, so that the
-	@# replay's paths count.
-	@RDMACHECK_DEVICE=rxe0 RDMACHECK_ADDR=127.0.0.2 $(COV_TREE)/conformance/rdmacheck-mock \
-	  --profile fixtures/devices/mock -t 'ibv_query_*' --record-profile $(COV_DIR)/rxe0.profile \
-	  >$(COV_DIR)/record.log 2>&1 || { tail -n 30 $(COV_DIR)/record.log; exit 1; }
-	@RDMAMOCK_PROFILE=$(CURDIR)/$(COV_DIR)/rxe0.profile $(COV_TREE)/conformance/rdmacheck-mock \
-	  --timeout $(TIMEOUT) --profile fixtures/devices/rxe-debian12 >$(COV_DIR)/replay.log 2>&1 || \
-	  { tail -n 30 $(COV_DIR)/replay.log; echo "coverage: the suite failed on the replayed rxe0" >&2; exit 1; }
-	@echo "coverage: as the replayed rxe0: $$(tail -n 1 $(COV_DIR)/replay.log)"
+	@# The suite again on the mock as each recorded device
+	@# (fixtures/devices/recorded: rxe44, rxe65, siw44), so that the
+	@# replay's paths count, iWARP's among them.
+	@for d in rxe44 rxe65 siw44; do p=$(CURDIR)/fixtures/devices/recorded/$$d/recorded; \
+	  RDMAMOCK_PROFILE=$$p $(COV_TREE)/conformance/rdmacheck-mock -j 2 --timeout $(TIMEOUT) \
+	    --profile $$p >$(COV_DIR)/replay-$$d.log 2>&1 || \
+	  { tail -n 30 $(COV_DIR)/replay-$$d.log; echo "coverage: the suite failed on the replayed $$d" >&2; exit 1; }; \
+	  echo "coverage: as the replayed $$d: $$(tail -n 1 $(COV_DIR)/replay-$$d.log)"; done
 	@LD_LIBRARY_PATH=$(COV_TREE)/mock/lib $(COV_TREE)/examples/port_probe >$(COV_DIR)/example.log 2>&1 || \
 	  { cat $(COV_DIR)/example.log; exit 1; }
 	@# lcov 1.16 under Debian 12's perl warns of redefined subroutines: noise.

@@ -12,6 +12,7 @@
 #   ci/rxe/replay.sh BUILD_DIR OUT_DIR NAME RUN_DIR
 set -uo pipefail
 build=$1 out=$2 name=$3 run=$4
+mkdir -p "$out"
 recorded=$run/recorded
 if [ ! -s "$recorded" ]; then
 	echo "replay $name: no recorded profile came back ($recorded)"

@@ -144,10 +144,14 @@ bool rc_clock_jumps(void);
 		if (!rc_clock_jumps())                                     \
 			RC_SKIP("the mock's clock, not wall time: %s", (why)); \
 	} while (0)
-#define rc_require_mock(why)                                         \
-	do {                                                         \
-		if (!rc_backend_is_mock())                           \
-			RC_SKIP("mock-only: %s", (why));             \
+/* A mock-only test checks the mock's own devices: on a device the mock
+ * replays (rc_profile_replayed) it skips too. */
+#define rc_require_mock(why)                                                     \
+	do {                                                                     \
+		if (!rc_backend_is_mock())                                       \
+			RC_SKIP("mock-only: %s", (why));                         \
+		if (rc_profile_replayed())                                       \
+			RC_SKIP("mock-only, on the mock's own devices: %s", (why)); \
 	} while (0)
 
 /* The device profile (--profile FILE or RDMACHECK_PROFILE): what the device

@@ -155,6 +155,7 @@ void rdma_disconnect__peer_silent(void **state)
 
 	rc_require_clock_jumps("the unanswered DREQ's 16 tries take 74 s");
 	fx_link_up(&l, NULL, NULL);
+	fx_require_ib_cm(l.c.id, FX_IWARP_CLOSE);
 	fx_post_recv(&l.s, 41, 0, 64);
 	t0 = rc_now_ns();
 	FX_OK(rdma_disconnect(l.c.id));
