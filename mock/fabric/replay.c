@@ -52,7 +52,7 @@ static const char *const replayable[] = {
 static const char *const one_cause[] = {
 	"CM_QP_INIT", "CM_STATE_CONNECT", "CREATE_QP_REFUSED", "CM_QP_RTS", "CM_QP_DISCONNECT_ERR",
 	"CM_EVENT_REJECTED_FIELDS", "END_BOTH_AT_ONCE", "DISCONNECT_NOT_CONNECTED",
-	"SET_OPTION_IB_PATH", "CREATE_EP_AI_ROUTE", "CREATE_QP_EX",
+	"SET_OPTION_IB_PATH", "CREATE_EP_AI_ROUTE", "CREATE_QP_EX", "END_SYNC_ID",
 };
 
 static bool listed(const char *const *list, size_t n, const char *clause)
