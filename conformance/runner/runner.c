@@ -319,16 +319,23 @@ static void flatten_line(char *s)
 			*s = ' ';
 }
 
+/* One note of `kind`, its text formatted on one line. */
+static void note_vwrite(const char *kind, const char *fmt, va_list ap)
+{
+	char text[RC_REASON_MAX];
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	flatten_line(text);
+	note_write(kind, text);
+}
+
 void rc_note_skip(const char *fmt, ...)
 {
-	char reason[RC_REASON_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	note_vwrite("skip", fmt, ap);
 	va_end(ap);
-	flatten_line(reason);
-	note_write("skip", reason);
 }
 
 void rc_note_documented(bool held)
@@ -338,14 +345,11 @@ void rc_note_documented(bool held)
 
 void rc_note_step(const char *fmt, ...)
 {
-	char step[RC_REASON_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(step, sizeof(step), fmt, ap);
+	note_vwrite("step", fmt, ap);
 	va_end(ap);
-	flatten_line(step);
-	note_write("step", step);
 }
 
 /* cmocka catches these and turns a crash into an ordinary failure; restore

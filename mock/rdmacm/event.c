@@ -161,6 +161,16 @@ static bool conn_resp_fault(struct cm_id *cid, int *err)
 	return true;
 }
 
+/* With the QP in RTS (err 0) the RTU goes; a failure puts the QP in ERR. */
+static int send_rtu(struct cm_id *cid, int err)
+{
+	if (!err)
+		err = cm_err(fab_accept(cid->fid, 0, NULL));
+	if (err)
+		cm_qp_to_err(cid);
+	return err;
+}
+
 /* ucma_process_conn_resp_ece, then ucma_process_conn_resp. A failure is
  * -1 with errno (upstream's ERR), which the caller reports as the status
  * of CONNECT_ERROR; no RTU goes to the passive side. */
@@ -175,14 +185,8 @@ int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep)
 	}
 	/* An RNIC's kernel raises ESTABLISHED with the QP in RTS already:
 	 * librdmacm moves nothing and exchanges no ECE. */
-	if (fab_id_iwarp(cid->fid)) {
-		err = cm_iwarp_rts(cid);
-		if (!err)
-			err = cm_err(fab_accept(cid->fid, 0, NULL));
-		if (err)
-			cm_qp_to_err(cid);
-		return err;
-	}
+	if (fab_id_iwarp(cid->fid))
+		return send_rtu(cid, cm_iwarp_rts(cid));
 	if (!rep->ece_vendor_id) {
 		/* No ECE came back: keep ours, with no options. */
 		ece.vendor_id = cid->local_ece.vendor_id;
@@ -195,12 +199,7 @@ int cm_process_conn_resp(struct cm_id *cid, const struct fab_conn_param *rep)
 	err = ibv_set_ece(cid->id.qp, &ece);
 	if (err && err != EOPNOTSUPP)
 		return mock_errno(err);
-	err = cm_connect_qp(cid);
-	if (!err)
-		err = cm_err(fab_accept(cid->fid, 0, NULL));
-	if (err)
-		cm_qp_to_err(cid);
-	return err;
+	return send_rtu(cid, cm_connect_qp(cid));
 }
 
 /* ADDRINFO_ERROR (the SA path) ends the resolution. */
