@@ -321,6 +321,8 @@ static void flatten_line(char *s)
 
 /* One note of `kind`, its text formatted on one line. */
 static void note_vwrite(const char *kind, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+static void note_vwrite(const char *kind, const char *fmt, va_list ap)
 {
 	char text[RC_REASON_MAX];
 
