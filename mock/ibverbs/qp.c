@@ -762,9 +762,7 @@ static int check_modify(struct mock_qp *mqp, const struct ibv_qp_attr *attr, int
 	if (*cur != mqp->state)
 		return EINVAL;
 
-	/* An RNIC has no P_Key table, and takes any index (siw: measured). */
-	if ((*mask & IBV_QP_PKEY_INDEX) && p->transport != IBV_TRANSPORT_IWARP &&
-	    attr->pkey_index >= p->max_pkeys)
+	if ((*mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= p->max_pkeys)
 		return EINVAL;
 	if ((*mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > p->max_qp_rd_atom)
 		return EINVAL;
